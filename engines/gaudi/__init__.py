@@ -1,0 +1,1 @@
+"""Le jeu des dalles d'Antoni Gaudí: the engine (RULES.md §3)."""
