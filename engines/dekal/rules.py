@@ -17,6 +17,22 @@ nowhere else:
 - ``choices[seat]``: a seat's reveal choice, known only to that seat until
   every seat has chosen (then the cards are revealed and choices cleared).
 
+Events returned by ``apply`` (all public: once revealed, a value is seen by
+everyone; nothing secret is ever in an event):
+
+- ``chosen`` {seat}: a seat has made its reveal choice (not which card);
+- ``revealed`` {manche, turn, cards: [{seat, row, col, value}]}: every
+  chosen card at once, now in the centre, each leaving a hole;
+- ``reserve_drawn`` {draws: [{seat, value}]}: one round of the tie-break;
+- ``first_player`` {seat, by: lowest_card | reserve | random}: turn 1's
+  first player, when decided by the reveal;
+- ``taken`` {seat, value, from, hole}: a card pushed in from that side of
+  the hole's row or column;
+- ``turn_started`` {manche, turn, first_player};
+- ``manche_scored`` {manche, first_player, grids, scores, cards_left,
+  cancelled, totals}; then ``manche_started`` {manche, first_player} or
+  ``match_over`` {the outcome}.
+
 Decisions taken where RULES.md and the rulebooks are silent:
 
 - Reserve tie-break for the first player: the tied seats draw in seat order,
@@ -138,7 +154,7 @@ def legal_actions(state: State, seat: Seat) -> list[Action]:
 
 def apply(state: State, seat: Seat, action: Action) -> list[Event]:
     """Check ``action`` completely, then play it; return the events."""
-    if not isinstance(seat, int) or seat not in to_act(state):
+    if not _is_int(seat) or seat not in to_act(state):
         raise IllegalAction("not_your_turn", f"seat {seat} may not act now")
     expected = "reveal" if state["phase"] == "reveal" else "take"
     if not isinstance(action, dict) or action.get("type") != expected:

@@ -24,6 +24,7 @@ from engines.dekal.rules import (
 _INDEX = validate.Range(min=0, max=SIZE - 1)
 _VALUE = validate.Range(min=VALUES.start, max=VALUES.stop - 1)
 _SEAT = validate.Range(min=0, max=MAX_PLAYERS - 1)
+_FOUR = validate.Length(equal=SIZE)
 
 
 def _int(**kwargs: Any) -> fields.Integer:
@@ -120,8 +121,9 @@ class DekalPlayerSchema(Schema):
 
     seat = _int(required=True, validate=_SEAT)
     grid = fields.List(
-        fields.List(fields.Nested(DekalCellSchema, allow_none=True)),
+        fields.List(fields.Nested(DekalCellSchema, allow_none=True), validate=_FOUR),
         required=True,
+        validate=_FOUR,
         metadata={"description": "4 rows of 4 cells; null is the hole."},
     )
     hole = fields.Nested(

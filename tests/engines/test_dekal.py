@@ -110,6 +110,18 @@ def test_face_down_values_are_hidden_from_everyone_including_their_owner() -> No
             )
 
 
+def test_a_view_is_a_copy_that_never_aliases_the_state() -> None:
+    state = new(2, first_player=0)
+    GAME.apply(state, 0, reveal(0, 1, 1))
+    before = clone(state)
+    seen = GAME.view(state, 0)
+    seen["my_choice"]["row"] = 3
+    seen["players"][0]["grid"][0][0] = None
+    seen["centre"].append(1)
+    seen["reserve"]["drawn"].append(1)
+    assert state == before
+
+
 # -- the reveal phase ------------------------------------------------------
 
 
@@ -628,7 +640,7 @@ def test_illegal_in_the_draft_phase(action: dict) -> None:
     assert code == "illegal_action"
 
 
-@pytest.mark.parametrize("seat", [1, 2, 3, -1, None])
+@pytest.mark.parametrize("seat", [1, 2, 3, -1, None, True])
 def test_only_the_current_seat_may_take(seat: object) -> None:
     code = conformance.assert_illegal_leaves_state(GAME, draft_state(), seat, take(4, "right"))
     assert code == "not_your_turn"
@@ -640,4 +652,9 @@ def test_nobody_acts_once_the_match_is_over() -> None:
     assert GAME.legal_actions(state, 0) == []
     assert GAME.outcome(state) is not None
     code = conformance.assert_illegal_leaves_state(GAME, state, 0, reveal(0, 0, 0))
+    assert code == "not_your_turn"
+
+
+def test_a_seat_must_be_a_seat_number() -> None:
+    code = conformance.assert_illegal_leaves_state(GAME, new(3), True, reveal(1, 0, 0))
     assert code == "not_your_turn"
