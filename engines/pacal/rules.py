@@ -469,10 +469,7 @@ def _end_manche(state: State, winner: Seat | None, reason: str) -> list[Event]:
     if winner is not None and state["manches_won"][winner] >= state["manches_to_win"]:
         state["phase"] = OVER
         state["winners"] = [winner]
-        events.append(
-            {"type": "match_over", "winners": [winner], "manches_won": list(state["manches_won"])}
-        )
-        return events
+        return [*events, {"type": "match_over", **outcome(state)}]
     return events + _deal_manche(state)
 
 
@@ -512,8 +509,10 @@ def _draw(state: State) -> list[Event]:
 def _end_solitaire(state: State, won: bool) -> list[Event]:
     state["phase"] = OVER
     if won:
-        return [{"type": "solitaire_won", "score": state["cards_drawn"]}]
-    return [{"type": "solitaire_lost", "filled": filled_slots(state["pyramids"][0])}]
+        event = {"type": "solitaire_won", "score": state["cards_drawn"]}
+    else:
+        event = {"type": "solitaire_lost", "filled": filled_slots(state["pyramids"][0])}
+    return [event, {"type": "match_over", **outcome(state)}]
 
 
 def _card_to_place(state: State, seat: Seat) -> int:

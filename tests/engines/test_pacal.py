@@ -395,7 +395,6 @@ def test_first_to_three_manches_wins_the_match() -> None:
         assert state["manches_won"] == expected
         assert GAME.outcome(state) is None
     events = _win_a_manche(state, 0)
-    assert events[-1] == {"type": "match_over", "winners": [0], "manches_won": [3, 1]}
     assert GAME.to_act(state) == []
     assert GAME.outcome(state) == {
         "winners": [0],
@@ -403,6 +402,7 @@ def test_first_to_three_manches_wins_the_match() -> None:
         "manches_won": [3, 1],
         "manches_played": 4,
     }
+    assert events[-1] == {"type": "match_over", **GAME.outcome(state)}
     assert GAME.view(state, None)["winners"] == [0]
 
 
@@ -492,7 +492,8 @@ def test_solitaire_won_when_all_ten_slots_are_filled_score_is_cards_drawn() -> N
     state["pyramids"][0] = [list(stack) for stack in NINE]
     state["drawn"], state["cards_drawn"] = 7, 23
     events = play(state, 0, {"type": "place", "slot": 9})
-    assert events[-1] == {"type": "solitaire_won", "score": 23}
+    assert events[-2] == {"type": "solitaire_won", "score": 23}
+    assert events[-1] == {"type": "match_over", **GAME.outcome(state)}
     assert GAME.outcome(state) == {
         "winners": [0],
         "scores": [23],
@@ -519,7 +520,7 @@ def test_solitaire_lost_when_the_pile_runs_out() -> None:
         play(state, 0, {"type": "discard"})
     assert state["cards_drawn"] == 40 and GAME.outcome(state) is None
     events = play(state, 0, {"type": "discard"})
-    assert events[-1] == {"type": "solitaire_lost", "filled": 0}
+    assert events[-2] == {"type": "solitaire_lost", "filled": 0}
     outcome = GAME.outcome(state)
     assert outcome["winners"] == [] and outcome["won"] is False and outcome["score"] is None
     assert GAME.to_act(state) == []

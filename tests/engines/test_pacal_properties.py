@@ -252,7 +252,10 @@ OTHER_KEYS = {
     "spreads",
     "starter",
     "score",
+    "scores",
     "slot",
+    "manches_played",
+    "won",
 }
 
 
