@@ -25,3 +25,13 @@ def get_game(name: str) -> Game:
         return GAMES[name]
     except KeyError:
         raise UnknownGame(name) from None
+
+
+def _register_all() -> None:
+    from engines.dekal import GAME as DEKAL
+
+    for game in (DEKAL,):
+        register(game)
+
+
+_register_all()

@@ -1,0 +1,375 @@
+"""API v1: one blueprint per registered game, built from the registry.
+
+Nothing here names a game: each game brings its options, action and view
+schemas, and this module turns them into routes and OpenAPI components.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+from flask import Response, current_app, request
+from flask.views import MethodView
+from flask_smorest import Api, Blueprint
+from marshmallow import Schema, ValidationError, fields
+
+from engines import GAMES
+from engines.core import Game
+from service import auth
+from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
+from service.matches import Matches, present
+from service.schemas import (
+    CreateMatchSchema,
+    EventsQuerySchema,
+    EventsSchema,
+    GamesSchema,
+    JoinedSchema,
+    JoinSchema,
+    MatchSchema,
+)
+
+
+class LudothequeApi(Api):
+    """flask-smorest's Api, answering every HTTP error as problem+json."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def handle_http_exception(self, error):
+        unknown = UNKNOWN_GAME.match(request.path)
+        if error.code == 404 and unknown and unknown["name"] not in GAMES:
+            error = Problem(404, "game_not_found", f"no game {unknown['name']!r}; see /v1/games")
+            return problem_response(error)
+        return problem_response(from_http_exception(error))
+
+
+UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")
+
+
+PROBLEMS = {
+    400: "Malformed request (invalid_request)",
+    401: "Token missing or malformed (token_required)",
+    403: "Token holds no seat here (invalid_token)",
+    404: "Unknown game, match or seat",
+    409: "Not now: not_your_turn, match_not_started, match_over, seat_taken, conflict",
+    412: "If-Match names another version (version_mismatch)",
+    413: "Body too large (payload_too_large)",
+    422: "Schema-invalid body (invalid_request, invalid_options) or illegal move "
+    "(illegal_action, with the reason)",
+    503: "The store is unavailable (store_unavailable)",
+}
+
+
+def problems(*statuses: int) -> dict[str, Any]:
+    return {
+        "responses": {
+            str(status): {
+                "description": PROBLEMS[status],
+                "content": {
+                    "application/problem+json": {
+                        "schema": {"$ref": "#/components/schemas/Problem"}
+                    }
+                },
+            }
+            for status in statuses
+        }
+    }
+
+
+SEAT_TOKEN = [{"seatToken": []}]
+OPTIONAL_SEAT_TOKEN = [{"seatToken": []}, {}]
+
+
+def json_response(
+    payload: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    body = payload if isinstance(payload, bytes) else orjson.dumps(payload)
+    return Response(body, status=status, mimetype="application/json", headers=headers)
+
+
+def matches() -> Matches:
+    return current_app.extensions["ludotheque.matches"]
+
+
+def etag(version: int) -> str:
+    return f'"{version}"'
+
+
+def header_version(name: str) -> int | None:
+    """The version an ``If-Match`` header names: ``"7"``, ``7`` or ``W/"7"``."""
+    raw = request.headers.get(name)
+    if raw is None:
+        return None
+    tag = raw.strip().removeprefix("W/").strip('"')
+    if not tag.isdigit() or len(tag) > 18:
+        raise Problem(400, "invalid_request", f'{name} must name a match version, like "7"')
+    return int(tag)
+
+
+def none_match(version: int) -> bool:
+    """Whether ``If-None-Match`` already names ``version``."""
+    raw = request.headers.get("If-None-Match")
+    if raw is None:
+        return False
+    tags = {t.strip().removeprefix("W/").strip('"') for t in raw.split(",")}
+    return "*" in tags or str(version) in tags
+
+
+def required_token() -> str:
+    token = auth.bearer_token()
+    if token is None:
+        raise Problem(
+            401,
+            "token_required",
+            "this needs a seat's token",
+            headers={"WWW-Authenticate": 'Bearer realm="ludotheque"'},
+        )
+    return token
+
+
+def schema_name(schema: type[Schema]) -> str:
+    return schema.__name__.removesuffix("Schema")
+
+
+def load_action(game: Game) -> dict[str, Any]:
+    """The request body as one of ``game``'s actions, loaded by its schema."""
+    body = request.get_json(force=True)
+    if not isinstance(body, dict):
+        raise Problem(400, "invalid_request", "the body must be a JSON object")
+    kind = body.get("type")
+    schema = game.action_schemas.get(kind) if isinstance(kind, str) else None
+    if schema is None:
+        raise Problem(
+            422,
+            "invalid_request",
+            f"'type' must be one of {sorted(game.action_schemas)}",
+            errors={"type": [f"one of {sorted(game.action_schemas)}"]},
+        )
+    try:
+        return schema().load(body)
+    except ValidationError as invalid:
+        raise Problem(
+            422, "invalid_request", "the action does not match its schema", errors=invalid.messages
+        ) from None
+
+
+def game_components(api: Api, game: Game) -> dict[str, str]:
+    """Register ``game``'s schemas in the spec; return the names of its components."""
+    prefix = game.name.capitalize()
+    spec = api.spec
+    action_refs = {}
+    for kind, schema in sorted(game.action_schemas.items()):
+        name = schema_name(schema)
+        if name not in spec.components.schemas:
+            spec.components.schema(name, schema=schema)
+        action_refs[kind] = f"#/components/schemas/{name}"
+    action = f"{prefix}Action"
+    spec.components.schema(
+        action,
+        {
+            "oneOf": [{"$ref": ref} for ref in action_refs.values()],
+            "discriminator": {"propertyName": "type", "mapping": action_refs},
+        },
+    )
+    spec.components.schema(
+        f"{prefix}LegalActions",
+        {
+            "type": "object",
+            "required": ["version", "seat", "actions"],
+            "properties": {
+                "version": {"type": "integer"},
+                "seat": {"type": "integer"},
+                "actions": {"type": "array", "items": {"$ref": f"#/components/schemas/{action}"}},
+            },
+        },
+    )
+    return {"action": action, "legal_actions": f"{prefix}LegalActions"}
+
+
+def game_schemas(game: Game) -> tuple[type[Schema], type[Schema]]:
+    """The create-body and match schemas of ``game``, named after it."""
+    prefix = game.name.capitalize()
+    create = type(
+        f"{prefix}CreateMatchSchema",
+        (CreateMatchSchema,),
+        {
+            "options": fields.Nested(game.options_schema),
+        },
+    )
+    match = type(
+        f"{prefix}MatchSchema",
+        (MatchSchema,),
+        {
+            "options": fields.Nested(game.options_schema, required=True),
+            "view": fields.Nested(game.view_schema, required=True),
+            "outcome": fields.Nested(game.outcome_schema, allow_none=True, required=True),
+        },
+    )
+    return create, match
+
+
+def game_blueprint(api: Api, game: Game) -> Blueprint:
+    name = game.name
+    blp = Blueprint(
+        name,
+        __name__,
+        url_prefix=f"/v1/games/{name}",
+        description=f"{game.title}: create, join, watch and play matches",
+    )
+    names = game_components(api, game)
+    create_schema, match_schema = game_schemas(game)
+    ref = {k: {"$ref": f"#/components/schemas/{v}"} for k, v in names.items()}
+
+    @blp.route("/matches")
+    class MatchCollection(MethodView):
+        @blp.arguments(create_schema)
+        @blp.response(201, match_schema)
+        @blp.doc(operationId=f"{name}_create_match", **problems(400, 413, 422, 503))
+        def post(self, body: dict[str, Any]) -> Response:
+            """Create a match.
+
+            Each `{"name": ..}` seat is taken now and gets its token in this
+            answer only; each `{}` seat stays open for someone to join.
+            """
+            answer = matches().create(game, body["players"], body.get("options"), body.get("seed"))
+            location = f"/v1/games/{name}/matches/{answer['id']}"
+            return json_response(
+                answer, 201, {"Location": location, "ETag": etag(answer["version"])}
+            )
+
+    @blp.route("/matches/<match_id>")
+    class MatchResource(MethodView):
+        @blp.response(200, match_schema, headers={"ETag": {"schema": {"type": "string"}}})
+        @blp.doc(
+            operationId=f"{name}_get_match",
+            security=OPTIONAL_SEAT_TOKEN,
+            parameters=[{"in": "header", "name": "If-None-Match", "schema": {"type": "string"}}],
+            **problems(401, 403, 404, 503),
+        )
+        @blp.alt_response(304, description="Not modified: the version is the one you named")
+        def get(self, match_id: str) -> Response:
+            """The match as the caller may see it: a seat's view with its token,
+            a spectator's without. `ETag` is the version."""
+            token = auth.bearer_token()
+            loaded = matches().load(game, match_id)
+            if none_match(loaded.version):
+                return Response(status=304, headers={"ETag": etag(loaded.version)})
+            seat = matches().seat_for(loaded, token)
+            payload = present(game, loaded.match, loaded.version, seat)
+            return json_response(payload, headers={"ETag": etag(loaded.version)})
+
+    @blp.route("/matches/<match_id>/seats/<int:seat>")
+    class SeatResource(MethodView):
+        @blp.arguments(JoinSchema)
+        @blp.response(201, JoinedSchema)
+        @blp.doc(operationId=f"{name}_join_match", **problems(400, 404, 409, 413, 422, 503))
+        def post(self, body: dict[str, Any], match_id: str, seat: int) -> Response:
+            """Take an open seat; the answer holds its token, shown once.
+            The match starts when every seat is taken."""
+            return json_response(matches().join(game, match_id, seat, body["name"]), 201)
+
+    @blp.route("/matches/<match_id>/legal-actions")
+    class LegalActions(MethodView):
+        @blp.response(200, ref["legal_actions"])
+        @blp.doc(
+            operationId=f"{name}_legal_actions",
+            security=SEAT_TOKEN,
+            **problems(401, 403, 404, 503),
+        )
+        def get(self, match_id: str) -> Response:
+            """Every action the caller's seat may play now, each exactly as
+            `POST .../actions` takes it (empty when it is not the seat's turn)."""
+            return json_response(matches().legal_actions(game, match_id, required_token()))
+
+    @blp.route("/matches/<match_id>/actions")
+    class Actions(MethodView):
+        @blp.response(200, match_schema)
+        @blp.doc(
+            operationId=f"{name}_play_action",
+            security=SEAT_TOKEN,
+            requestBody={
+                "required": True,
+                "content": {"application/json": {"schema": ref["action"]}},
+            },
+            parameters=[
+                {
+                    "in": "header",
+                    "name": "If-Match",
+                    "schema": {"type": "string"},
+                    "description": "play only if the match is still at this version (else 412)",
+                },
+                {
+                    "in": "header",
+                    "name": "Idempotency-Key",
+                    "schema": {"type": "string", "maxLength": 200},
+                    "description": "a retried request with the same key returns the first answer",
+                },
+            ],
+            **problems(400, 401, 403, 404, 409, 412, 413, 422, 503),
+        )
+        def post(self, match_id: str) -> Response:
+            """Play one action; the answer is the match as the caller sees it after it."""
+            token = required_token()
+            if_match = header_version("If-Match")
+            key = request.headers.get("Idempotency-Key")
+            if key is not None and not 1 <= len(key) <= 200:
+                raise Problem(400, "invalid_request", "Idempotency-Key takes 1 to 200 characters")
+            action = load_action(game)
+            body, replayed = matches().play(game, match_id, token, action, if_match, key)
+            headers = {"Idempotent-Replayed": "true"} if replayed else {}
+            return json_response(body, headers=headers)
+
+    @blp.route("/matches/<match_id>/events")
+    class Events(MethodView):
+        @blp.arguments(EventsQuerySchema, location="query", as_kwargs=True)
+        @blp.response(200, EventsSchema)
+        @blp.doc(
+            operationId=f"{name}_events",
+            security=OPTIONAL_SEAT_TOKEN,
+            **problems(401, 403, 404, 503),
+        )
+        def get(self, match_id: str, after: int, limit: int) -> Response:
+            """The event log from `after` on, redacted for the caller."""
+            token = auth.bearer_token()
+            return json_response(matches().events(game, match_id, token, after, limit))
+
+    return blp
+
+
+def games_blueprint(api: Api) -> Blueprint:
+    blp = Blueprint("games", __name__, url_prefix="/v1", description="The games on offer")
+    converter = api.ma_plugin.converter
+
+    @blp.route("/games")
+    class GameList(MethodView):
+        @blp.response(200, GamesSchema)
+        @blp.doc(operationId="list_games")
+        def get(self) -> Response:
+            """The games: name, title, player counts, options schema, action types."""
+            return json_response(
+                {
+                    "games": [
+                        {
+                            "name": g.name,
+                            "title": g.title,
+                            "min_players": g.min_players,
+                            "max_players": g.max_players,
+                            "options": converter.schema2jsonschema(g.options_schema),
+                            "actions": sorted(g.action_schemas),
+                        }
+                        for g in GAMES.values()
+                    ]
+                }
+            )
+
+    return blp
+
+
+def init_api(api: Api) -> None:
+    api.spec.components.security_scheme(
+        "seatToken", {"type": "http", "scheme": "bearer", "description": "a seat's token"}
+    )
+    api.register_blueprint(games_blueprint(api))
+    for game in GAMES.values():
+        api.register_blueprint(game_blueprint(api, game))

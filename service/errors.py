@@ -1,0 +1,171 @@
+"""Errors as RFC 9457 ``application/problem+json``, each with a stable ``code``.
+
+Every error the service answers goes through :func:`problem_response`; this
+is the one place where engine, store and HTTP errors become HTTP answers.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+import orjson
+from flask import Flask, Response
+from marshmallow import Schema, fields
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from werkzeug.exceptions import HTTPException
+
+from engines.core import IllegalAction
+
+log = logging.getLogger(__name__)
+
+PROBLEM_TYPE = "https://ludotheque.dev/problems/"
+
+# Engine refusals that are about turn order rather than the move itself.
+CONFLICT_CODES = {"not_your_turn"}
+
+HTTP_CODES = {
+    400: "invalid_request",
+    401: "token_required",
+    403: "invalid_token",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    412: "version_mismatch",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "too_many_requests",
+    503: "store_unavailable",
+}
+
+
+class Problem(Exception):
+    """An error answer: HTTP status, stable code, human detail, extra members."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+class ProblemSchema(Schema):
+    """RFC 9457 problem details, with Ludothèque's stable ``code``."""
+
+    type = fields.String(metadata={"description": "URI of the problem type"})
+    title = fields.String(metadata={"description": "short summary of the problem type"})
+    status = fields.Integer()
+    detail = fields.String(metadata={"description": "what went wrong this time"})
+    code = fields.String(
+        metadata={
+            "description": "stable machine-readable code: invalid_request, illegal_action, "
+            "invalid_options, token_required, invalid_token, not_found, game_not_found, "
+            "match_not_found, seat_not_found, not_your_turn, match_not_started, match_over, "
+            "seat_taken, conflict, version_mismatch, idempotency_key_reused, "
+            "payload_too_large, store_unavailable, internal_error"
+        }
+    )
+    errors = fields.Dict(metadata={"description": "per-field validation errors"})
+
+
+def problem_response(problem: Problem) -> Response:
+    body = {
+        "type": PROBLEM_TYPE + problem.code,
+        "title": _phrase(problem.status),
+        "status": problem.status,
+        "detail": problem.detail,
+        "code": problem.code,
+        **problem.extra,
+    }
+    response = Response(
+        orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS),
+        status=problem.status,
+        mimetype="application/problem+json",
+    )
+    response.headers.update(problem.headers)
+    return response
+
+
+def from_illegal_action(refused: IllegalAction) -> Problem:
+    status = 409 if refused.code in CONFLICT_CODES else 422
+    return Problem(status, refused.code, refused.message)
+
+
+def from_http_exception(error: HTTPException) -> Problem:
+    status = error.code or 500
+    code = HTTP_CODES.get(status, "internal_error" if status >= 500 else "invalid_request")
+    data = getattr(error, "data", None) or {}
+    extra = {}
+    messages = data.get("messages") or data.get("errors")
+    if messages:
+        extra["errors"] = _flatten_locations(messages)
+    detail = data.get("message") or error.description or _phrase(status)
+    if messages and status in (400, 422):
+        detail = "the request does not match the documented schema"
+    headers = dict(data.get("headers") or {})
+    if status == 405 and error.get_response().headers.get("Allow"):
+        headers["Allow"] = error.get_response().headers["Allow"]
+    return Problem(status, code, detail, headers=headers, **extra)
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "error"
+
+
+def _flatten_locations(messages: dict[str, Any]) -> dict[str, Any]:
+    """webargs nests errors under their location ("json"); clients want the fields."""
+    if set(messages) <= {"json", "query", "headers", "path", "view_args"}:
+        merged: dict[str, Any] = {}
+        for per_location in messages.values():
+            if isinstance(per_location, dict):
+                merged.update(per_location)
+        return merged
+    return messages
+
+
+def register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(Problem)
+    def _problem(problem: Problem) -> Response:
+        return problem_response(problem)
+
+    @app.errorhandler(IllegalAction)
+    def _illegal(refused: IllegalAction) -> Response:
+        return problem_response(from_illegal_action(refused))
+
+    @app.errorhandler(RedisConnectionError)
+    @app.errorhandler(RedisTimeoutError)
+    def _store(error: Exception) -> Response:
+        log.warning("store unavailable: %s", error)
+        return problem_response(
+            Problem(
+                503,
+                "store_unavailable",
+                "the game store is unavailable; retry later",
+                headers={"Retry-After": "1"},
+            )
+        )
+
+    @app.errorhandler(RecursionError)
+    def _too_deep(error: RecursionError) -> Response:
+        return problem_response(Problem(400, "invalid_request", "the body is nested too deeply"))
+
+    @app.errorhandler(Exception)
+    def _unexpected(error: Exception) -> Response:
+        log.exception("unexpected error")
+        return problem_response(Problem(500, "internal_error", "an unexpected error occurred"))

@@ -1,0 +1,103 @@
+"""The generic parts of API v1; each game adds its options, actions and view."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+# Printable names: no control characters, no leading or trailing blanks.
+NAME = validate.And(
+    validate.Length(min=1, max=40),
+    validate.Regexp(
+        r"^(?!\s)[^\x00-\x1f\x7f]*(?<!\s)$",
+        error="names are 1 to 40 printable characters without leading or trailing blanks",
+    ),
+)
+MAX_SEED = 2**63 - 1
+
+
+class PlayerSchema(Schema):
+    """A seat at creation: ``{"name": ..}`` takes it now, ``{}`` leaves it open."""
+
+    name = fields.String(validate=NAME, metadata={"example": "Ada"})
+
+
+class CreateMatchSchema(Schema):
+    players = fields.List(
+        fields.Nested(PlayerSchema), required=True, validate=validate.Length(min=1, max=16)
+    )
+    seed = fields.Integer(
+        strict=True,
+        validate=validate.Range(min=0, max=MAX_SEED, max_inclusive=True),
+        metadata={"description": "fixes the shuffles (tests, replays); random when absent"},
+    )
+
+
+class JoinSchema(Schema):
+    name = fields.String(required=True, validate=NAME, metadata={"example": "Grace"})
+
+
+class SeatSchema(Schema):
+    seat = fields.Integer(required=True)
+    name = fields.String(allow_none=True, required=True)
+    open = fields.Boolean(required=True, metadata={"description": "nobody holds this seat yet"})
+    token = fields.String(
+        metadata={"description": "the seat's bearer token: only in the answer that gives the seat"}
+    )
+
+
+class MatchSchema(Schema):
+    """A match as one caller may see it; each game sets ``options``, ``view``, ``outcome``."""
+
+    id = fields.String(required=True)
+    game = fields.String(required=True)
+    status = fields.String(
+        required=True, validate=validate.OneOf(["waiting", "active", "finished"])
+    )
+    version = fields.Integer(required=True, metadata={"description": "also the ETag"})
+    seats = fields.List(fields.Nested(SeatSchema), required=True)
+    to_act = fields.List(fields.Integer(), required=True, metadata={"description": "seats to act"})
+    your_seat = fields.Integer(allow_none=True, required=True)
+
+
+class JoinedSchema(Schema):
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+    token = fields.String(required=True, metadata={"description": "keep it: it is shown once"})
+
+
+class EventSchema(Schema):
+    index = fields.Integer(required=True, metadata={"description": "1, 2, ... in log order"})
+    version = fields.Integer(required=True, metadata={"description": "match version it led to"})
+    type = fields.String(required=True)
+
+    class Meta:
+        unknown = "include"
+
+
+class EventsSchema(Schema):
+    events = fields.List(fields.Nested(EventSchema), required=True)
+    next = fields.Integer(
+        required=True,
+        metadata={
+            "description": "pass it as ?after= to continue (events hidden from you "
+            "are skipped, so it may exceed the last index shown)"
+        },
+    )
+
+
+class EventsQuerySchema(Schema):
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=1000))
+
+
+class GameSchema(Schema):
+    name = fields.String(required=True)
+    title = fields.String(required=True)
+    min_players = fields.Integer(required=True)
+    max_players = fields.Integer(required=True)
+    options = fields.Dict(required=True, metadata={"description": "JSON Schema of the options"})
+    actions = fields.List(fields.String(), required=True, metadata={"description": "action types"})
+
+
+class GamesSchema(Schema):
+    games = fields.List(fields.Nested(GameSchema), required=True)

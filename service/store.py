@@ -1,0 +1,134 @@
+"""Match state in Redis: load, compare-and-set, event log, idempotency.
+
+One match is a hash ``m:{id}`` with its version ``v`` and its JSON ``d``,
+plus a stream ``m:{id}:log`` whose entry ``0-n`` is event number n (from 1),
+plus idempotency records ``m:{id}:idem:...``. Every key of a match shares the
+hash tag ``{id}``, so a match lives in one Redis Cluster slot and every write
+is one Lua script: the version check, the new state, the events, the TTLs and
+the idempotency record land together or not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+# KEYS: match hash, log stream[, idempotency record]
+# ARGV: expected version, new JSON, ttl, idempotency record, idempotency ttl, events...
+# Returns the new version and the index of the last event, or {0, current version}.
+COMMIT = """
+local current = redis.call('HGET', KEYS[1], 'v') or '0'
+if current ~= ARGV[1] then
+  return {0, tonumber(current)}
+end
+local version = tonumber(current) + 1
+redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2])
+local n = redis.call('XLEN', KEYS[2])
+for i = 6, #ARGV do
+  n = n + 1
+  redis.call('XADD', KEYS[2], '0-' .. n, 'e', ARGV[i])
+end
+local ttl = tonumber(ARGV[3])
+redis.call('EXPIRE', KEYS[1], ttl)
+if n > 0 then
+  redis.call('EXPIRE', KEYS[2], ttl)
+end
+if #KEYS >= 3 then
+  redis.call('SET', KEYS[3], ARGV[4], 'EX', tonumber(ARGV[5]))
+end
+return {version, n}
+"""
+
+
+@dataclass
+class Loaded:
+    version: int
+    match: dict[str, Any]
+    replay: bytes | None  # the idempotency record asked for, if it exists
+
+
+def match_key(match_id: str) -> str:
+    return f"m:{{{match_id}}}"
+
+
+def log_key(match_id: str) -> str:
+    return f"m:{{{match_id}}}:log"
+
+
+def idempotency_key(match_id: str, owner: str, key: str) -> str:
+    """Where the first answer to (``owner``'s) ``Idempotency-Key`` is kept."""
+    digest = hashlib.sha256(f"{owner}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"m:{{{match_id}}}:idem:{digest}"
+
+
+def connect(url: str) -> redis.Redis:
+    """A client with bounded retries on connection errors and timeouts."""
+    return redis.Redis.from_url(
+        url,
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
+        retry_on_error=[redis.ConnectionError, redis.TimeoutError],
+        socket_timeout=5,
+        socket_connect_timeout=2,
+        health_check_interval=30,
+    )
+
+
+class Store:
+    def __init__(self, client: redis.Redis, idempotency_ttl: int = 24 * 3600) -> None:
+        self.client = client
+        self.idempotency_ttl = idempotency_ttl
+        self._commit = client.register_script(COMMIT)
+
+    def load(self, match_id: str, replay_key: str | None = None) -> Loaded | None:
+        """The match and its version (one round trip), None when unknown."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hmget(match_key(match_id), "v", "d")
+        if replay_key is not None:
+            pipe.get(replay_key)
+        results = pipe.execute()
+        version, data = results[0]
+        if version is None or data is None:
+            return None
+        replay = results[1] if replay_key is not None else None
+        return Loaded(int(version), orjson.loads(data), replay)
+
+    def commit(
+        self,
+        match_id: str,
+        expected_version: int,
+        match: dict[str, Any],
+        events: list[dict[str, Any]],
+        ttl: int,
+        replay: tuple[str, bytes] | None = None,
+    ) -> int | None:
+        """Write ``match`` as version ``expected_version + 1`` with its events.
+
+        Returns the new version, or None when the stored version is no longer
+        ``expected_version`` (another write won; nothing was written).
+        ``expected_version`` 0 creates the match.
+        """
+        keys = [match_key(match_id), log_key(match_id)]
+        args: list[Any] = [expected_version, orjson.dumps(match), ttl, b"", self.idempotency_ttl]
+        if replay is not None:
+            keys.append(replay[0])
+            args[3] = replay[1]
+        args.extend(orjson.dumps(event) for event in events)
+        version, _ = self._commit(keys=keys, args=args)
+        return int(version) or None
+
+    def events(self, match_id: str, after: int, limit: int) -> list[dict[str, Any]]:
+        """Events number ``after + 1`` on, at most ``limit``, each with its ``index``."""
+        entries = self.client.xrange(log_key(match_id), f"0-{after + 1}", "+", count=limit)
+        return [
+            {"index": int(entry_id.split(b"-")[1]), **orjson.loads(fields[b"e"])}
+            for entry_id, fields in entries
+        ]
+
+    def ping(self) -> bool:
+        return bool(self.client.ping())

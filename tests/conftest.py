@@ -1,0 +1,58 @@
+"""Shared fixtures: a real Redis (REDIS_URL, else a private embedded server)
+and the app served over real HTTP on a loopback port."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+
+import pytest
+import redis
+import requests
+from werkzeug.serving import make_server
+
+from service.app import create_app
+from service.embedded import EmbeddedRedis
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if os.environ.get("REDIS_URL"):
+        yield os.environ["REDIS_URL"]
+        return
+    with EmbeddedRedis(tmp_path_factory.mktemp("redis"), persist=False) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+class LiveServer:
+    """The app on a real socket; ``url(path)`` and a requests session."""
+
+    def __init__(self, app_config: dict) -> None:
+        self.app = create_app(app_config)
+        self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
+        self.base = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.http = requests.Session()
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.http.close()
+
+
+@pytest.fixture(scope="session")
+def live(redis_url: str) -> Iterator[LiveServer]:
+    server = LiveServer({"REDIS_URL": redis_url})
+    yield server
+    server.stop()

@@ -1,0 +1,100 @@
+"""`ludotheque serve`: embedded Redis with AOF, gunicorn, clean stop, restart."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+from service.embedded import free_port
+
+LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
+
+
+def start(data_dir: Path, port: int, env: dict[str, str]) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [LUDOTHEQUE, "serve", "--port", str(port), "--data-dir", str(data_dir), "--workers", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/v1/games", timeout=1).ok:
+                return process
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError(process.stderr.read().decode() if process.stderr else "no start")
+
+
+def interrupt(process: subprocess.Popen) -> str:
+    """Ctrl-C, as a terminal sends it: SIGINT to the whole foreground group."""
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    return err.decode()
+
+
+def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    port = free_port()
+    data = tmp_path / "data"
+    server = start(data, port, env)
+    try:
+        created = requests.post(
+            f"http://127.0.0.1:{port}/v1/games/dekal/matches",
+            json={"players": [{"name": "Ada"}, {"name": "Bob"}], "seed": 9},
+            timeout=5,
+        )
+        assert created.status_code == 201
+        match = created.json()
+        token = match["seats"][0]["token"]
+        url = f"http://127.0.0.1:{port}/v1/games/dekal/matches/{match['id']}"
+        played = requests.post(
+            url + "/actions",
+            json={"type": "reveal", "row": 1, "col": 2},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=5,
+        )
+        assert played.status_code == 200
+    finally:
+        err = interrupt(server)
+    assert server.returncode == 0, err
+    assert any(data.rglob("*.aof")), "the embedded Redis keeps an append-only file"
+    # nothing is left running: the port is free again
+    again = start(data, port, env)
+    try:
+        seen = requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=5).json()
+        assert seen["version"] == played.json()["version"]
+        assert seen["view"] == played.json()["view"]
+    finally:
+        interrupt(again)
+
+
+def test_serve_uses_redis_url_and_starts_no_server(tmp_path, redis_url):
+    port = free_port()
+    env = {**os.environ, "REDIS_URL": redis_url}
+    server = start(tmp_path / "unused", port, env)
+    try:
+        created = requests.post(
+            f"http://127.0.0.1:{port}/v1/games/dekal/matches",
+            json={"players": [{}, {}]},
+            timeout=5,
+        )
+        assert created.status_code == 201
+    finally:
+        interrupt(server)
+    assert not (tmp_path / "unused").exists()
+
+
+def test_openapi_command_writes_the_contract(tmp_path):
+    out = tmp_path / "spec.json"
+    subprocess.run([LUDOTHEQUE, "openapi", "--output", str(out)], check=True, capture_output=True)
+    assert out.read_text().startswith("{")
