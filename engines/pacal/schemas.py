@@ -118,7 +118,7 @@ def _pyramid(**kwargs: object) -> fields.List:
     )
 
 
-class PacalOfferSchema(Schema):
+class PacalCurrentOfferSchema(Schema):
     seat = fields.Integer(required=True, validate=SEAT, metadata=_doc("Who offered."))
     cards = fields.List(_card(), required=True, validate=validate.Length(equal=2))
     chosen = _card(
@@ -199,7 +199,7 @@ class PacalViewSchema(Schema):
         validate=validate.Range(min=0, max=14),
         metadata=_doc("Offers completed in this manche (14 before the last card)."),
     )
-    offer = fields.Nested(PacalOfferSchema, required=True, allow_none=True)
+    offer = fields.Nested(PacalCurrentOfferSchema, required=True, allow_none=True)
     players = fields.List(fields.Nested(PacalPlayerViewSchema), required=True)
     drawn = _card(required=True, allow_none=True, metadata=_doc("Solitaire: the drawn card."))
     pile_size = fields.Integer(required=True, allow_none=True, metadata=_doc("Solitaire."))
