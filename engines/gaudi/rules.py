@@ -1,0 +1,647 @@
+"""Le jeu des dalles d'Antoni Gaudí: the rules (RULES.md §3).
+
+Players pave the Passeig de Gràcia with hexagonal tiles. Every tile carries a
+third of a starfish, of a snail and of a jellyfish, each third orange, green
+or blue; three tiles meeting at an animal site make a whole animal, which must
+be of one colour. A player who completes an animal matching their secret
+animal card or colour card marks it; each marked animal scores 1 point, or 2
+when it matches both cards.
+
+Wire format. A tile is a 3-letter code, the colours (``O``, ``G``, ``B``) of
+its starfish, snail and jellyfish thirds: ``"OGB"``. The board is a list of
+``{"q", "r", "tile"}`` in placement order; completed animals are
+``{"q", "r", "animal", "colour", "marker"}`` (anchor coordinates, colour
+names ``orange``/``green``/``blue``, ``marker`` a seat or null).
+
+State. A plain JSON dict. Public fields: ``players``, ``short_game``,
+``beginner``, ``board``, ``animals``, ``markers``, ``active``, ``turn``,
+``finished``, ``end_reason``. Hidden fields, kept apart: ``pile`` (drawn
+from its end), ``hands`` and ``objectives``. ``rng`` is the seed of the
+next random draw. Points are never stored: they follow from ``animals`` and
+``objectives``.
+
+Decisions taken where RULES.md §3 is silent:
+
+- Start tile: drawn at random among the box's three-colour tiles.
+- Number of players outside 2..6, or ``first_player`` naming a missing seat:
+  ``IllegalAction("invalid_options")`` from setup.
+- With 4 to 6 players the objective cards are dealt from all twelve, so two
+  players may hold the same animal (or colour) card.
+- Placement order: the rules only require each tile to touch the table (a
+  tile laid earlier in the turn counts) and to match colours when it is
+  laid; colour matching does not depend on the order, touching does.
+  ``legal_actions`` lists each placement (the same tiles on the same hexes)
+  once, in one valid order, and identical tiles in hand give one action;
+  ``apply`` accepts every valid order of it.
+- Markers running short within a turn: the player marks the animals worth 2
+  first, then the others in completion order (what a player at the table
+  would do).
+- Exchange: the returned tile is shuffled into the whole pile, then the top
+  tile is drawn (it may be the same one, as at the table). The turn goes on:
+  the player then places, exchanges again or passes.
+- The "nobody can place" end is checked after every action; the "empty hand
+  and empty pile" end as soon as a player's refill leaves them without tiles.
+- Points are shown to their owner during the game and to everyone at the
+  end; markers left and hand sizes are public.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from typing import Any
+
+from engines.core import Action, Event, IllegalAction, Seat, State, seeded_rng
+from engines.gaudi.geometry import (
+    ANIMALS,
+    Hex,
+    are_adjacent,
+    frontier,
+    is_compact,
+    is_connected,
+    neighbours,
+    site_animal,
+    site_hexes,
+    sites_of,
+)
+
+# -- Metadata ---------------------------------------------------------------
+
+NAME = "gaudi"
+TITLE = "Le jeu des dalles d'Antoni Gaudí"
+MIN_PLAYERS = 2
+MAX_PLAYERS = 6
+
+COLOUR_NAMES: dict[str, str] = {"O": "orange", "G": "green", "B": "blue"}
+COLOURS: tuple[str, ...] = tuple(COLOUR_NAMES.values())
+TILE_KINDS: tuple[str, ...] = tuple("".join(p) for p in itertools.product("OGB", repeat=3))
+BOX: dict[str, int] = {kind: 4 if len(set(kind)) == 1 else 3 for kind in TILE_KINDS}
+SHORT_GAME_TILES = 50
+HAND_SIZE = 3
+MAX_TILES_PER_TURN = 3
+MARKERS_BY_PLAYERS: dict[int, int] = {2: 35, 3: 25, 4: 25, 5: 15, 6: 15}
+START_HEX: Hex = (0, 0)
+
+DEFAULT_OPTIONS: dict[str, Any] = {"short_game": False, "beginner": False, "first_player": 0}
+
+
+# -- The game: setup ----------------------------------------------------------
+
+
+def setup(options: dict[str, Any], n_players: int, seed: int) -> State:
+    """A new match: start tile on (0, 0), hands of 3, secret objectives, markers.
+
+    "On place une dalle qui contienne les trois couleurs au milieu de la
+    table. Chaque joueur prend trois dalles de la pile."
+    """
+    opts = {**DEFAULT_OPTIONS, **options}
+    if not MIN_PLAYERS <= n_players <= MAX_PLAYERS:
+        raise IllegalAction(
+            "invalid_options", f"this game takes {MIN_PLAYERS} to {MAX_PLAYERS} players"
+        )
+    first = opts["first_player"]
+    if first != "random" and not 0 <= first < n_players:
+        raise IllegalAction("invalid_options", f"first_player {first} is not a seat of this match")
+    state: State = {"rng": seed}
+    with seeded_rng(state) as rng:
+        box = [kind for kind in TILE_KINDS for _ in range(BOX[kind])]
+        rng.shuffle(box)
+        start = next(kind for kind in box if len(set(kind)) == 3)
+        box.remove(start)
+        if opts["short_game"]:
+            box = box[: SHORT_GAME_TILES - 1]
+        hands = [[box.pop() for _ in range(HAND_SIZE)] for _ in range(n_players)]
+        objectives = _deal_objectives(n_players, rng)
+        active = rng.randrange(n_players) if first == "random" else first
+    state.update(
+        {
+            "players": n_players,
+            "short_game": bool(opts["short_game"]),
+            "beginner": bool(opts["beginner"]),
+            "board": [{"q": START_HEX[0], "r": START_HEX[1], "tile": start}],
+            "animals": [],
+            "markers": [MARKERS_BY_PLAYERS[n_players]] * n_players,
+            "active": active,
+            "turn": 1,
+            "finished": False,
+            "end_reason": None,
+            "pile": box,
+            "hands": hands,
+            "objectives": objectives,
+        }
+    )
+    return state
+
+
+# -- State operations -----------------------------------------------------------
+
+
+def to_act(state: State) -> list[Seat]:
+    """The active player, alone; nobody once the game is over."""
+    return [] if state["finished"] else [state["active"]]
+
+
+def legal_actions(state: State, seat: Seat) -> list[Action]:
+    """Every placement of 1 to 3 hand tiles; else the exchanges; else the pass.
+
+    "Il faut obligatoirement placer une dalle"; the exchange exists only when
+    nothing fits, and (decision of RULES.md) only when the pile holds a tile
+    that could be placed; otherwise the player passes.
+    """
+    if seat not in to_act(state):
+        return []
+    board = _board_map(state)
+    hand = state["hands"][seat]
+    placements = _placements(board, hand, state["beginner"])
+    if placements:
+        return [{"type": "place", "tiles": tiles} for tiles in placements]
+    if _can_place(board, state["pile"]):
+        return [{"type": "exchange", "tile": tile} for tile in sorted(set(hand))]
+    return [{"type": "pass"}]
+
+
+def apply(state: State, seat: Seat, action: Action) -> list[Event]:
+    """Check then play ``action``; the state is untouched when it is refused."""
+    if seat not in to_act(state):
+        raise IllegalAction("not_your_turn", "it is not this seat's turn")
+    kind = action.get("type")
+    if kind == "place":
+        return _apply_place(state, seat, action)
+    if kind == "exchange":
+        return _apply_exchange(state, seat, action)
+    if kind == "pass":
+        return _apply_pass(state, seat)
+    raise IllegalAction("illegal_action", f"unknown action type {kind!r}")
+
+
+def points(state: State) -> list[int]:
+    """Each marked animal: 1 point to its marker's owner, 2 if it matches both cards.
+
+    "compte deux points pour chaque animal qui correspond à ses deux
+    objectifs et qui est marqué par l'une de ses fiches."
+    """
+    totals = [0] * state["players"]
+    for animal in state["animals"]:
+        owner = animal["marker"]
+        if owner is not None:
+            totals[owner] += _objective_match(state["objectives"][owner], animal)
+    return totals
+
+
+def outcome(state: State) -> dict[str, Any] | None:
+    """None while playing; then the winners (most points, ties shared) and points."""
+    if not state["finished"]:
+        return None
+    scores = points(state)
+    best = max(scores)
+    marked = [0] * state["players"]
+    for animal in state["animals"]:
+        if animal["marker"] is not None:
+            marked[animal["marker"]] += 1
+    return {
+        "winners": [seat for seat, score in enumerate(scores) if score == best],
+        "scores": scores,
+        "marked": marked,
+        "objectives": [dict(o) for o in state["objectives"]],
+        "reason": state["end_reason"],
+    }
+
+
+# -- Observation ------------------------------------------------------------------
+
+
+def view(state: State, seat: Seat | None) -> dict[str, Any]:
+    """What ``seat`` (None: a spectator) may see: never another's hand, nor the pile.
+
+    Objectives are secret until the end ("il ne faut pas les montrer aux
+    autres joueurs avant la fin de la partie"), public with ``beginner``;
+    points too, since a 2-point marker would betray both cards.
+    """
+    finished = state["finished"]
+    open_objectives = finished or state["beginner"]
+    scores = points(state)
+    players = [
+        {
+            "seat": other,
+            "markers_left": state["markers"][other],
+            "hand_size": len(state["hands"][other]),
+            "points": scores[other] if finished or other == seat else None,
+            "objectives": (
+                dict(state["objectives"][other]) if open_objectives or other == seat else None
+            ),
+        }
+        for other in range(state["players"])
+    ]
+    return {
+        "board": [dict(placed) for placed in state["board"]],
+        "animals": [dict(animal) for animal in state["animals"]],
+        "hand": None if seat is None else list(state["hands"][seat]),
+        "players": players,
+        "pile_size": len(state["pile"]),
+        "active": state["active"],
+        "turn": state["turn"],
+        "finished": finished,
+        "end_reason": state["end_reason"],
+        "short_game": state["short_game"],
+        "beginner": state["beginner"],
+    }
+
+
+# -- Private helpers: setup ---------------------------------------------------------
+
+
+def _deal_objectives(n_players: int, rng: random.Random) -> list[dict[str, str]]:
+    """One animal card and one colour card each, at random.
+
+    "Pour 2 ou 3 joueurs ... on retire 3 cartes d'objectif Animal et 3 cartes
+    d'objectif Couleur de manière à ce que les 6 cartes qui restent soient
+    toutes différentes."
+    """
+    copies = 1 if n_players <= 3 else 2
+    animals = [animal for animal in ANIMALS for _ in range(copies)]
+    colours = [colour for colour in COLOURS for _ in range(copies)]
+    rng.shuffle(animals)
+    rng.shuffle(colours)
+    return [{"animal": animals[i], "colour": colours[i]} for i in range(n_players)]
+
+
+# -- Private helpers: board -------------------------------------------------------
+
+
+def _board_map(state: State) -> dict[Hex, str]:
+    return {(placed["q"], placed["r"]): placed["tile"] for placed in state["board"]}
+
+
+def _site_partners(parity: int) -> tuple[tuple[int, Hex, Hex], ...]:
+    """Per animal, the offsets from a hex to the two other hexes of its site.
+
+    They depend only on the hex's ``(q - r) mod 3``; read off the geometry.
+    """
+    hex_ = (parity, 0)
+    partners = []
+    for animal, anchor in enumerate(sites_of(hex_)):
+        a, b = (h for h in site_hexes(anchor) if h != hex_)
+        partners.append((animal, (a[0] - parity, a[1]), (b[0] - parity, b[1])))
+    return tuple(partners)
+
+
+# The same three offsets serve every hex of one (q - r) mod 3 class; precomputed
+# because legal_actions probes hundreds of hexes per call.
+_SITE_PARTNERS: tuple[tuple[tuple[int, Hex, Hex], ...], ...] = tuple(
+    _site_partners(parity) for parity in range(3)
+)
+
+Requirement = tuple[str | None, str | None, str | None]
+
+
+def _probe(board: dict[Hex, str], hex_: Hex) -> tuple[Requirement, int]:
+    """What a tile on the empty ``hex_`` must match, and how many animals it would complete.
+
+    "de manière à ce que l'animal et la couleur coïncident avec une dalle
+    déjà en jeu": a site already holding tiles fixes its animal's colour
+    (None: any colour). A site is completed when its two other hexes are
+    filled.
+    """
+    q, r = hex_
+    required: list[str | None] = [None, None, None]
+    completes = 0
+    for animal, (aq, ar), (bq, br) in _SITE_PARTNERS[(q - r) % 3]:
+        first = board.get((q + aq, r + ar))
+        second = board.get((q + bq, r + br))
+        if first is not None:
+            required[animal] = first[animal]
+            if second is not None:
+                completes += 1
+        elif second is not None:
+            required[animal] = second[animal]
+    return (required[0], required[1], required[2]), completes
+
+
+def _requirement(board: dict[Hex, str], hex_: Hex) -> Requirement:
+    return _probe(board, hex_)[0]
+
+
+def _fits(tile: str, required: Requirement) -> bool:
+    need0, need1, need2 = required
+    return (
+        (need0 is None or need0 == tile[0])
+        and (need1 is None or need1 == tile[1])
+        and (need2 is None or need2 == tile[2])
+    )
+
+
+def _completed_by(board: dict[Hex, str], hexes: list[Hex]) -> list[Hex]:
+    """The sites holding one of ``hexes`` whose three hexes are filled, in order."""
+    completed: list[Hex] = []
+    for hex_ in hexes:
+        for anchor in sites_of(hex_):
+            if anchor not in completed and all(h in board for h in site_hexes(anchor)):
+                completed.append(anchor)
+    return completed
+
+
+def _touches(board: dict[Hex, str], hex_: Hex) -> bool:
+    return any(n in board for n in neighbours(hex_))
+
+
+# -- Private helpers: legal placements -----------------------------------------------
+
+
+def _placements(board: dict[Hex, str], hand: list[str], beginner: bool) -> list[list[dict]]:
+    """Every legal placement, each once, in a valid order.
+
+    Pruned as the rules allow: the first tile goes on a hex touching the
+    table; a second tile touches the first ("les 2 ou 3 dalles doivent se
+    toucher"); a third touches one of them and, outside beginner rules, not
+    both ("sans former un bloc compact"); each matches the colours present.
+    Two tiles must complete an animal, three must complete two: a completed
+    animal is counted when its last hex is filled. ``board`` is borrowed and
+    restored.
+    """
+    kinds = sorted(set(hand))
+    counts = Counter(hand)
+    ring = sorted(frontier(board))
+    ring_set = set(ring)
+    chosen: list[tuple[Hex, str]] = []
+    seen: set[frozenset] = set()
+    found: list[list[dict]] = []
+
+    def extend(completed: int) -> None:
+        depth = len(chosen)
+        for hex_ in _next_hexes(board, ring, ring_set, chosen, beginner):
+            required, completes = _probe(board, hex_)
+            total = completed + completes
+            if depth == MAX_TILES_PER_TURN - 1 and not beginner and total < depth:
+                continue
+            for tile in kinds:
+                if counts[tile] == 0 or not _fits(tile, required):
+                    continue
+                chosen.append((hex_, tile))
+                key = frozenset(chosen)
+                if (beginner or total >= depth) and key not in seen:
+                    seen.add(key)
+                    found.append([{"tile": t, "q": h[0], "r": h[1]} for h, t in chosen])
+                if depth + 1 < MAX_TILES_PER_TURN:
+                    board[hex_] = tile
+                    counts[tile] -= 1
+                    extend(total)
+                    counts[tile] += 1
+                    del board[hex_]
+                chosen.pop()
+
+    extend(0)
+    return found
+
+
+def _next_hexes(
+    board: dict[Hex, str],
+    ring: list[Hex],
+    ring_set: set[Hex],
+    chosen: list[tuple[Hex, str]],
+    beginner: bool,
+) -> list[Hex]:
+    """Where the next tile of the turn may go, before colours are checked.
+
+    Each group is searched from its first hex in ``ring`` (the hexes touching
+    the table, sorted), which always gives a valid order; later tiles never
+    go on a ring hex sorting before the first one, so that a group is not
+    searched again from another of its hexes.
+    """
+    if not chosen:
+        return ring
+    first = chosen[0][0]
+    placed = [h for h, _ in chosen]
+    candidates = {
+        n
+        for h in placed
+        for n in neighbours(h)
+        if n not in board and not (n < first and n in ring_set)
+    }
+    if len(placed) == 2 and not beginner:
+        candidates = {c for c in candidates if not all(are_adjacent(c, h) for h in placed)}
+    return sorted(candidates)
+
+
+def _can_place(board: dict[Hex, str], tiles: list[str]) -> bool:
+    """Whether one of ``tiles`` fits on some hex touching the table.
+
+    Walks the table's neighbours lazily, newest tiles first: the answer is
+    usually found within a few hexes.
+    """
+    kinds = set(tiles)
+    if not kinds:
+        return False
+    for placed in reversed(board):
+        for hex_ in neighbours(placed):
+            if hex_ not in board:
+                required = _requirement(board, hex_)
+                if any(_fits(kind, required) for kind in kinds):
+                    return True
+    return False
+
+
+# -- Private helpers: apply ------------------------------------------------------------
+
+
+def _apply_place(state: State, seat: Seat, action: Action) -> list[Event]:
+    """Lay 1 to 3 tiles, mark the completed animals, refill, pass the turn.
+
+    "Lorsqu'un joueur complète un animal qui correspond à l'un de ses deux
+    objectifs (ou aux deux), il place une fiche ... Après avoir placé 1, 2 ou
+    3 dalles, le joueur pioche dans la pile afin d'en avoir toujours 3."
+    """
+    chosen = _checked_placement(state, seat, action.get("tiles"))
+    board = _board_map(state)
+    hand = state["hands"][seat]
+    events: list[Event] = []
+    for hex_, tile in chosen:
+        hand.remove(tile)
+        board[hex_] = tile
+        state["board"].append({"q": hex_[0], "r": hex_[1], "tile": tile})
+        events.append(
+            {"type": "tile_placed", "seat": seat, "q": hex_[0], "r": hex_[1], "tile": tile}
+        )
+    completed = [_animal(board, anchor) for anchor in _completed_by(board, [h for h, _ in chosen])]
+    _mark(state, seat, completed)
+    for animal in completed:
+        state["animals"].append(animal)
+        events.append({"type": "animal_completed", "seat": seat, **animal})
+    events.extend(_refill(state, seat))
+    events.extend(_next_turn(state, board))
+    return events
+
+
+def _checked_placement(state: State, seat: Seat, tiles: Any) -> list[tuple[Hex, str]]:
+    """The placement as (hex, tile) pairs, or IllegalAction with the reason."""
+    if not isinstance(tiles, list) or not 1 <= len(tiles) <= MAX_TILES_PER_TURN:
+        raise IllegalAction("illegal_action", "place 1, 2 or 3 tiles")
+    chosen = [_checked_tile(placed) for placed in tiles]
+    missing = Counter(t for _, t in chosen) - Counter(state["hands"][seat])
+    if missing:
+        raise IllegalAction("illegal_action", f"tile {sorted(missing)[0]} is not in your hand")
+    board = _board_map(state)
+    for i, (hex_, tile) in enumerate(chosen, 1):
+        where = f"tile {i} ({tile} at q={hex_[0]}, r={hex_[1]})"
+        if hex_ in board:
+            raise IllegalAction("illegal_action", f"{where}: that hex is already paved")
+        if not _touches(board, hex_):
+            raise IllegalAction("illegal_action", f"{where} touches no tile on the table")
+        required = _requirement(board, hex_)
+        for animal, (need, colour) in enumerate(zip(required, tile, strict=True)):
+            if need is not None and need != colour:
+                raise IllegalAction(
+                    "illegal_action",
+                    f"{where}: its {ANIMALS[animal]} is {COLOUR_NAMES[colour]} "
+                    f"but that {ANIMALS[animal]} is {COLOUR_NAMES[need]}",
+                )
+        board[hex_] = tile
+    _check_group(state["beginner"], board, [h for h, _ in chosen])
+    return chosen
+
+
+def _checked_tile(placed: Any) -> tuple[Hex, str]:
+    if not isinstance(placed, dict):
+        raise IllegalAction("illegal_action", "each placed tile is {tile, q, r}")
+    tile, q, r = placed.get("tile"), placed.get("q"), placed.get("r")
+    if tile not in TILE_KINDS:
+        raise IllegalAction("illegal_action", f"{tile!r} is not a tile code")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (q, r)):
+        raise IllegalAction("illegal_action", "q and r must be integers")
+    return (q, r), tile
+
+
+def _check_group(beginner: bool, board: dict[Hex, str], hexes: list[Hex]) -> None:
+    """The two conditions for 2 or 3 tiles (only the first, loosened, for beginners).
+
+    "1. Les 2 ou 3 dalles doivent se toucher, mais sans former un bloc
+    compact. 2. Pour placer 2 dalles, il doit compléter au moins un animal
+    ... S'il veut placer 3 dalles, il doit compléter deux animaux."
+    """
+    if len(hexes) == 1:
+        return
+    if not is_connected(hexes):
+        raise IllegalAction("illegal_action", "the tiles of a turn must touch one another")
+    if not beginner and is_compact(hexes):
+        raise IllegalAction("illegal_action", "three tiles may not form a compact block")
+    needed = len(hexes) - 1
+    if not beginner and len(_completed_by(board, hexes)) < needed:
+        raise IllegalAction(
+            "illegal_action",
+            f"placing {len(hexes)} tiles must complete at least {needed} "
+            f"animal{'s' if needed > 1 else ''}",
+        )
+
+
+def _animal(board: dict[Hex, str], anchor: Hex) -> dict[str, Any]:
+    animal = site_animal(anchor)
+    colour = board[anchor][animal]
+    return {
+        "q": anchor[0],
+        "r": anchor[1],
+        "animal": ANIMALS[animal],
+        "colour": COLOUR_NAMES[colour],
+        "marker": None,
+    }
+
+
+def _objective_match(objective: dict[str, str], animal: dict[str, Any]) -> int:
+    """How many of the two cards the animal matches (0, 1 or 2)."""
+    return (animal["animal"] == objective["animal"]) + (animal["colour"] == objective["colour"])
+
+
+def _mark(state: State, seat: Seat, completed: list[dict[str, Any]]) -> None:
+    """Put the active player's markers on the completed animals matching a card.
+
+    Only the active player marks ("si l'animal ne fait pas partie de ses
+    objectifs, il ne doit placer aucune fiche"), while markers last; when
+    they run short, 2-point animals first (decision).
+    """
+    objective = state["objectives"][seat]
+    worth = [_objective_match(objective, animal) for animal in completed]
+    order = sorted((i for i, value in enumerate(worth) if value), key=lambda i: (-worth[i], i))
+    for i in order:
+        if state["markers"][seat] == 0:
+            break
+        state["markers"][seat] -= 1
+        completed[i]["marker"] = seat
+
+
+def _refill(state: State, seat: Seat) -> list[Event]:
+    """Draw back up to 3 tiles while the pile lasts; only the drawer sees them."""
+    hand, pile = state["hands"][seat], state["pile"]
+    drawn = [pile.pop() for _ in range(min(HAND_SIZE - len(hand), len(pile)))]
+    hand.extend(drawn)
+    if not drawn:
+        return []
+    return [
+        {"type": "refill", "seat": seat, "count": len(drawn)},
+        {"type": "drew", "seat": seat, "tiles": drawn, "to": [seat]},
+    ]
+
+
+def _apply_exchange(state: State, seat: Seat, action: Action) -> list[Event]:
+    """Nothing fits: return a tile into the pile (shuffled in) and draw one.
+
+    "Il se peut que parfois aucune des 3 dalles ne se marie avec les dalles
+    déjà sur la table. Dans ce cas, le joueur remet une dalle dans la pile,
+    en prend une autre et joue."
+    """
+    tile = action.get("tile")
+    hand = state["hands"][seat]
+    if tile not in hand:
+        raise IllegalAction("illegal_action", f"tile {tile!r} is not in your hand")
+    board = _board_map(state)
+    if _can_place(board, hand):
+        raise IllegalAction("illegal_action", "a tile of your hand can be placed: place it")
+    if not _can_place(board, state["pile"]):
+        raise IllegalAction("illegal_action", "no tile of the pile could be placed: pass")
+    hand.remove(tile)
+    state["pile"].append(tile)
+    with seeded_rng(state) as rng:
+        rng.shuffle(state["pile"])
+    drawn = state["pile"].pop()
+    hand.append(drawn)
+    return [
+        {"type": "exchange", "seat": seat},
+        {"type": "exchanged", "seat": seat, "returned": tile, "drew": drawn, "to": [seat]},
+    ]
+
+
+def _apply_pass(state: State, seat: Seat) -> list[Event]:
+    """Neither a hand tile nor a pile tile fits anywhere: the turn passes."""
+    board = _board_map(state)
+    if _can_place(board, state["hands"][seat]):
+        raise IllegalAction("illegal_action", "a tile of your hand can be placed: place it")
+    if _can_place(board, state["pile"]):
+        raise IllegalAction("illegal_action", "a tile of the pile could be placed: exchange")
+    return [{"type": "pass", "seat": seat}, *_next_turn(state, board)]
+
+
+def _next_turn(state: State, board: dict[Hex, str]) -> list[Event]:
+    """End the game if it is over, else give the turn to the next seat (clockwise).
+
+    "La partie se termine lorsqu'un joueur n'a plus de dalles et qu'il n'en
+    reste plus non plus dans la pile"; or (RULES.md decision) when no player
+    can place any tile and the pile holds no placeable tile.
+    """
+    reason = _end_reason(state, board)
+    if reason is None:
+        state["active"] = (state["active"] + 1) % state["players"]
+        state["turn"] += 1
+        return [{"type": "turn", "seat": state["active"], "turn": state["turn"]}]
+    state["finished"] = True
+    state["end_reason"] = reason
+    state["active"] = None
+    result = outcome(state)
+    assert result is not None
+    return [{"type": "match_over", **result}]
+
+
+def _end_reason(state: State, board: dict[Hex, str]) -> str | None:
+    if not state["pile"] and any(not hand for hand in state["hands"]):
+        return "hand_and_pile_empty"
+    everything = [tile for hand in state["hands"] for tile in hand] + state["pile"]
+    if not _can_place(board, everything):
+        return "blocked"
+    return None
