@@ -29,8 +29,9 @@ def get_game(name: str) -> Game:
 
 def _register_all() -> None:
     from engines.dekal import GAME as DEKAL
+    from engines.pacal import GAME as PACAL
 
-    for game in (DEKAL,):
+    for game in (DEKAL, PACAL):
         register(game)
 
 

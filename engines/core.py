@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 from marshmallow import Schema
 
@@ -39,7 +40,8 @@ class Game(Protocol):
     Events returned by ``apply`` are dicts with a ``type``. An event that only
     some seats may see carries ``"to": [seats]``; the service shows it to those
     seats alone (never to spectators) and strips ``to``. Events without ``to``
-    are public and must carry no hidden information.
+    are public and must carry no hidden information. The action that ends
+    the match ends its events with ``{"type": "match_over", ...outcome}``.
     """
 
     name: str  # the API name: "dekal"

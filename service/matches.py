@@ -201,8 +201,6 @@ class Matches:
             # The log keeps every accepted action (for its seat's eyes only: a
             # move can carry secrets), so that a match replays from its seed.
             events.insert(0, {"type": "action", "seat": seat, "action": action, "to": [seat]})
-            if status_of(game, match) == "finished":
-                events.append({"type": "match_over", "outcome": game.outcome(state)})
             body = orjson.dumps(present(game, match, loaded.version + 1, seat))
             record = None
             if replay_key is not None:

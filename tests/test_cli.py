@@ -51,7 +51,7 @@ def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
         created = requests.post(
             f"http://127.0.0.1:{port}/v1/games/dekal/matches",
             json={"players": [{"name": "Ada"}, {"name": "Bob"}], "seed": 9},
-            timeout=5,
+            timeout=30,
         )
         assert created.status_code == 201
         match = created.json()
@@ -61,7 +61,7 @@ def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
             url + "/actions",
             json={"type": "reveal", "row": 1, "col": 2},
             headers={"Authorization": f"Bearer {token}"},
-            timeout=5,
+            timeout=30,
         )
         assert played.status_code == 200
     finally:
@@ -71,7 +71,7 @@ def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
     # nothing is left running: the port is free again
     again = start(data, port, env)
     try:
-        seen = requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=5).json()
+        seen = requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
         assert seen["version"] == played.json()["version"]
         assert seen["view"] == played.json()["view"]
     finally:
@@ -86,7 +86,7 @@ def test_serve_uses_redis_url_and_starts_no_server(tmp_path, redis_url):
         created = requests.post(
             f"http://127.0.0.1:{port}/v1/games/dekal/matches",
             json={"players": [{}, {}]},
-            timeout=5,
+            timeout=30,
         )
         assert created.status_code == 201
     finally:

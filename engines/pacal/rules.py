@@ -68,7 +68,7 @@ OVER = "over"
 
 def setup(options: dict[str, Any], n_players: int, seed: int) -> State:
     """A new match: "On mélange les 50 cartes ..."; the first manche is dealt."""
-    mode = options.get("mode", MODE_MATCH)
+    mode = options.get("mode") or (MODE_SOLITAIRE if n_players == 1 else MODE_MATCH)
     expected = 1 if mode == MODE_SOLITAIRE else 2
     if n_players != expected:
         raise IllegalAction(

@@ -40,9 +40,13 @@ def _doc(text: str) -> dict[str, str]:
 
 class PacalOptionsSchema(Schema):
     mode = fields.String(
-        load_default="match",
+        load_default=None,
+        allow_none=True,
         validate=validate.OneOf(["match", "solitaire"]),
-        metadata=_doc("match: exactly two players; solitaire: exactly one."),
+        metadata=_doc(
+            "match: exactly two players; solitaire: exactly one. "
+            "Absent: solitaire for one player, match for two."
+        ),
     )
     manches_to_win = fields.Integer(
         load_default=3,

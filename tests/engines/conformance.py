@@ -59,12 +59,14 @@ def random_playout(
         assert loaded == action, "a legal action must load through its schema unchanged"
         events = game.apply(state, seat, action)
         assert isinstance(events, list)
+        if not game.to_act(state):
+            assert events and events[-1]["type"] == "match_over", "the end is announced"
         assert orjson.loads(orjson.dumps(state)) == state, "state must be plain JSON"
         log.append((seat, action))
     else:
         raise AssertionError(f"no end after {max_steps} actions")
     outcome = game.outcome(state)
-    assert outcome is not None and outcome["winners"], "a finished match has winners"
+    assert outcome is not None and isinstance(outcome["winners"], list)
     assert len(outcome["scores"]) == n_players
     errors = game.outcome_schema().validate(outcome)
     assert not errors, errors

@@ -530,7 +530,12 @@ def test_solitaire_lost_when_the_pile_runs_out() -> None:
 
 
 def test_options_defaults() -> None:
-    assert GAME.options_schema().load({}) == {"mode": "match", "manches_to_win": 3}
+    assert GAME.options_schema().load({}) == {"mode": None, "manches_to_win": 3}
+
+
+@pytest.mark.parametrize(("n_players", "mode"), [(1, "solitaire"), (2, "match")])
+def test_mode_defaults_to_what_the_player_count_allows(n_players: int, mode: str) -> None:
+    assert conformance.new_match(GAME, n_players, 0)["mode"] == mode
 
 
 @pytest.mark.parametrize(
@@ -548,7 +553,7 @@ def test_invalid_options_are_refused(options: dict) -> None:
         GAME.options_schema().load(options)
 
 
-@pytest.mark.parametrize(("options", "n_players"), [({}, 1), (SOLITAIRE, 2)])
+@pytest.mark.parametrize(("options", "n_players"), [({"mode": "match"}, 1), (SOLITAIRE, 2)])
 def test_a_player_count_that_does_not_fit_the_mode_is_refused(
     options: dict, n_players: int
 ) -> None:
