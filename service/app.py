@@ -11,6 +11,7 @@ from flask.json.provider import JSONProvider
 
 from service.api import LudothequeApi, init_api
 from service.errors import register_error_handlers
+from service.health import health
 from service.matches import Matches, Settings
 from service.store import Store, connect
 
@@ -81,4 +82,5 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.extensions["ludotheque.api"] = api
     register_error_handlers(app)
     init_api(api)
+    app.register_blueprint(health)
     return app

@@ -130,5 +130,8 @@ class Store:
             for entry_id, fields in entries
         ]
 
-    def ping(self) -> bool:
-        return bool(self.client.ping())
+    def ready(self) -> bool:
+        """Redis answers and the commit script is loaded (loading it if not)."""
+        if not self.client.script_exists(self._commit.sha)[0]:
+            self._commit.sha = self.client.script_load(COMMIT)
+        return True

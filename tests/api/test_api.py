@@ -364,3 +364,15 @@ def test_finished_matches_expire_after_the_configured_ttl(redis_url, redis_clien
         assert not redis_client.exists(log_key(match_id))
     finally:
         server.stop()
+
+
+def test_health_and_readiness_probes(api, redis_url):
+    assert api.http.get(f"{api.base}/healthz").json() == {"status": "ok"}
+    assert api.http.get(f"{api.base}/readyz").json() == {"status": "ready"}
+    down = LiveServer({"REDIS_URL": "redis://127.0.0.1:1/0"})
+    try:
+        assert down.http.get(down.url("/healthz")).status_code == 200
+        assert_problem(down.http.get(down.url("/readyz")), 503, "store_unavailable")
+        assert_problem(ApiClient(down.base).get(GAME, "0" * 32), 503, "store_unavailable")
+    finally:
+        down.stop()
