@@ -44,6 +44,8 @@ HIGH_ACE = 14
 _RANK = {rank + suit: index + 1 for suit in SUITS for index, rank in enumerate(RANKS)}
 _SUIT = {rank + suit: suit for suit in SUITS for rank in RANKS}
 _SUIT_ORDER = {suit: index for index, suit in enumerate(SUITS)}
+_LADDER = {suit: ["", *(RANKS[p % 13] + suit for p in range(14))] for suit in SUITS}
+_LADDER_VALUE = list(itertools.accumulate([0, 1, *range(2, 11), 10, 10, 10, 11]))
 
 
 class MeldError(ValueError):
@@ -234,8 +236,15 @@ def candidate_melds(counts: Mapping[str, int], must: str | None = None) -> list[
 
 
 def _candidate_sets(counts: Mapping[str, int], jokers: int) -> Iterable[MeldOption]:
-    for rank in RANKS:
-        held = [suit for suit in SUITS if counts.get(rank + suit, 0)]
+    suits_of: dict[int, list[str]] = {}
+    for card, count in counts.items():
+        if count and card != JOKER:
+            suits_of.setdefault(_RANK[card], []).append(_SUIT[card])
+    for rank_index in sorted(suits_of):
+        held = sorted(suits_of[rank_index], key=_SUIT_ORDER.__getitem__)
+        if len(held) < (2 if jokers else 3):
+            continue
+        rank = RANKS[rank_index - 1]
         for size in (3, 4):
             for suits in itertools.combinations(held, size):
                 yield _set_option(rank, suits, None)
@@ -261,9 +270,19 @@ def _set_option(rank: str, suits: tuple[str, ...], joker_suit: str | None) -> Me
 
 def _candidate_runs(counts: Mapping[str, int], jokers: int) -> Iterable[MeldOption]:
     holes_allowed = 1 if jokers else 0
+    ranks_of: dict[str, list[int]] = {}
+    for card, count in counts.items():
+        if count and card != JOKER:
+            ranks_of.setdefault(_SUIT[card], []).append(_RANK[card])
     for suit in SUITS:
-        aces = counts.get("A" + suit, 0)
-        held = [False] + [counts.get(card_at(p, suit), 0) > 0 for p in range(1, 15)]
+        ranks = ranks_of.get(suit, ())
+        if len(ranks) < 3 - holes_allowed:
+            continue
+        held = [False] * (HIGH_ACE + 1)
+        for rank in ranks:
+            held[rank] = True
+        held[HIGH_ACE] = held[LOW_ACE]
+        aces = counts.get(_LADDER[suit][LOW_ACE], 0)
         for start in range(LOW_ACE, HIGH_ACE - 1):
             holes: list[int] = []
             for end in range(start, HIGH_ACE + 1):
@@ -286,13 +305,14 @@ def _candidate_runs(counts: Mapping[str, int], jokers: int) -> Iterable[MeldOpti
 
 
 def _run_option(suit: str, start: int, end: int, joker_at: int | None) -> MeldOption:
-    slots = [
-        {"card": JOKER, "as": card_at(p, suit)} if p == joker_at else {"card": card_at(p, suit)}
-        for p in range(start, end + 1)
-    ]
+    ladder = _LADDER[suit]
+    slots = [{"card": ladder[p]} for p in range(start, end + 1)]
+    joker_as = None
+    if joker_at is not None:
+        joker_as = ladder[joker_at]
+        slots[joker_at - start] = {"card": JOKER, "as": joker_as}
     meld = {"kind": "run", "start": start, "cards": slots}
-    joker_as = None if joker_at is None else card_at(joker_at, suit)
-    value = sum(position_value(p) for p in range(start, end + 1))
+    value = _LADDER_VALUE[end] - _LADDER_VALUE[start - 1]
     return MeldOption(tuple(s["card"] for s in slots), joker_as, meld, value)
 
 

@@ -1,0 +1,746 @@
+"""Ducale, the French rummy: rounds of melding until a total reaches the target.
+
+RULES.md §4 is the reference; the meld rules themselves live in ``melds.py``.
+A round: "Shuffle; deal 13 cards to each player; the rest is the face-down
+stock; turn its top card face up to start the discard pile." A turn: "Draw the
+top card of the stock, or the top card of the discard pile", then meld, lay off
+and swap jokers, then "Discard one card face up; the turn ends."
+
+The state is a plain dict. Hidden information sits in two fields only:
+``hands`` (each seat sees its own) and ``stock`` (nobody sees it; its top is the
+last card). ``discard`` (top last) and ``table`` are public.
+
+Both moves that carry an obligation discharge it inside the same action, so no
+one can get stuck: ``take_discard`` puts the taken card on the table (new melds
+or a lay-off) and ``swap_joker`` puts the recovered joker on the table. Nothing
+is ever left "to use later", so ``view["must_use"]`` is always null.
+
+Decisions where RULES.md is silent:
+
+- lay-offs and joker swaps need melds laid down *before* the action (in an
+  earlier action of this turn or an earlier turn); a swap cannot be a first
+  lay-down, so with ``opening_minimum`` the opening is always a ``meld`` or a
+  ``take_discard`` with melds;
+- the card taken from the discard pile cannot replace a joker: it goes into a
+  new meld or is laid off;
+- going out needs no final discard: melding or laying off the last card ends
+  the round, even within a ``take_discard``;
+- the stock is rebuilt from the discard pile when a player draws from an empty
+  stock; the check that there is something to draw (stock, or at least two
+  discards) is made when a turn begins, and fails the round with no winner;
+- the stock is rebuilt at most 3 times a round: when it runs out again the round
+  ends with no winner, everyone scoring their hand. Without it a blocked table
+  (say, every meld a full set and one card in each hand) would never end;
+- a joker may be discarded;
+- meld ids restart at 0 each round;
+- the cards left in the losers' hands are not shown at the end of a round (only
+  the points they make), so that hands never leave their seat;
+- at the end of the game the lowest total wins, ties are shared.
+
+``legal_actions`` lists, for each state a turn can reach, an action that reaches
+it: single melds (several melds at once are accepted too, but are the same as
+melding them one by one), single-card lay-offs, and for the two moves with an
+obligation every minimal way to discharge it (the taken card with the cards that
+join it to a run, or the recovered joker alone or in a new meld). With
+``opening_minimum`` a player who has not laid down gets every combination of
+disjoint melds that reaches the minimum.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from engines.core import Action, Event, IllegalAction, Seat, State, seeded_rng
+from engines.ducale import melds
+from engines.ducale.melds import JOKER, MeldError, MeldOption
+
+NAME = "ducale"
+TITLE = "Ducale"
+MIN_PLAYERS = 2
+MAX_PLAYERS = 6
+HAND_SIZE = 13
+DEFAULT_OPTIONS = {"target_score": 500, "opening_minimum": 0}
+NOT_LAID_DOWN = 100
+RAMI_SEC = 200
+MAX_STOCK_REBUILDS = 3
+
+
+# -- game --------------------------------------------------------------------
+
+
+def setup(options: dict[str, Any], n_players: int, seed: int) -> State:
+    """A new match: round 1, seat 0 first."""
+    if not MIN_PLAYERS <= n_players <= MAX_PLAYERS:
+        raise ValueError(f"Ducale is for {MIN_PLAYERS} to {MAX_PLAYERS} players")
+    state: State = {
+        "options": {**DEFAULT_OPTIONS, **options},
+        "n_players": n_players,
+        "rng": seed,
+        "round": 0,
+        "first_player": 0,
+        "turn": 0,
+        "phase": "draw",
+        "hands": [[] for _ in range(n_players)],
+        "stock": [],
+        "discard": [],
+        "table": [],
+        "next_meld_id": 0,
+        "stock_rebuilds": 0,
+        "laid_down": [False] * n_players,
+        "totals": [0] * n_players,
+        "history": [],
+    }
+    _deal(state)
+    return state
+
+
+def to_act(state: State) -> list[Seat]:
+    return [] if state["phase"] == "over" else [state["turn"]]
+
+
+def legal_actions(state: State, seat: Seat) -> list[Action]:
+    """Every action ``seat`` may play now (see the module docstring for the forms)."""
+    if seat not in to_act(state):
+        return []
+    if state["phase"] == "draw":
+        return [{"type": "draw"}, *_take_discard_actions(state, seat)]
+    hand = Counter(state["hands"][seat])
+    actions = [{"type": "meld", "melds": specs} for specs in _meld_choices(state, seat, hand)]
+    if state["laid_down"][seat]:
+        actions += _lay_off_actions(state["table"], hand)
+        actions += _swap_actions(state["table"], hand)
+    actions += [{"type": "discard", "card": card} for card in sorted(hand, key=_card_order)]
+    return actions
+
+
+# -- state ops ---------------------------------------------------------------
+
+
+def apply(state: State, seat: Seat, action: Action) -> list[Event]:
+    """Check ``action`` completely, then play it. Refused actions change nothing."""
+    if seat not in to_act(state):
+        raise IllegalAction("not_your_turn", "it is not this seat's turn")
+    kind = action.get("type")
+    handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+    if handler is None:
+        raise IllegalAction("illegal_action", f"unknown action type {kind!r}")
+    phase, play = handler
+    if state["phase"] != phase:
+        if phase == "draw":
+            raise IllegalAction("illegal_action", "you have already drawn this turn")
+        raise IllegalAction("illegal_action", "draw first: from the stock or the discard pile")
+    return play(state, seat, action)
+
+
+def _apply_draw(state: State, seat: Seat, action: Action) -> list[Event]:
+    """ "Draw the top card of the stock"; "when the stock is empty and a player must
+    draw, the discard pile except its top card is shuffled to form the new stock"."""
+    events: list[Event] = []
+    if not state["stock"]:
+        events.append(_reshuffle(state))
+    card = state["stock"].pop()
+    state["hands"][seat].append(card)
+    state["phase"] = "play"
+    events.append({"type": "drew", "seat": seat, "stock_size": len(state["stock"])})
+    events.append({"type": "card_drawn", "seat": seat, "card": card, "to": [seat]})
+    return events
+
+
+def _apply_take_discard(state: State, seat: Seat, action: Action) -> list[Event]:
+    """ "A card taken from the discard pile must go to the table (in a new meld or
+    laid off) in this turn; ... taking it and putting it on the table are one
+    action." """
+    if not state["discard"]:
+        raise IllegalAction("illegal_action", "the discard pile is empty")
+    top = state["discard"][-1]
+    hand = state["hands"][seat]
+    use = _plan_use(state, seat, action, [*hand, top], state["table"])
+    if use.hand.count(top) > hand.count(top):
+        raise IllegalAction("illegal_action", f"the {top} taken from the discard must be played")
+    state["discard"].pop()
+    state["phase"] = "play"
+    return [{"type": "took_discard", "seat": seat, "card": top}, *_commit(state, seat, use)]
+
+
+def _apply_meld(state: State, seat: Seat, action: Action) -> list[Event]:
+    """ "Lay down new melds from the hand, one or several in one action"."""
+    use = _plan_melds(state, seat, action.get("melds"), state["hands"][seat])
+    return _commit(state, seat, use)
+
+
+def _apply_lay_off(state: State, seat: Seat, action: Action) -> list[Event]:
+    """ "Once the player has laid down melds, add cards from the hand to any meld on
+    the table, theirs or another player's, keeping it valid"."""
+    _require_laid_down(state, seat, "lay off cards")
+    use = _plan_lay_off(state["table"], action, state["hands"][seat])
+    return _commit(state, seat, use)
+
+
+def _apply_swap_joker(state: State, seat: Seat, action: Action) -> list[Event]:
+    """ "Once the player has laid down, take a joker from any meld by putting in its
+    place the real card it stands for from the hand; that joker must be melded or
+    laid off in this same turn, again within the same action as the swap." """
+    _require_laid_down(state, seat, "swap a joker")
+    index = _meld_index(state["table"], action.get("meld"))
+    card = action.get("card")
+    pool = _without(state["hands"][seat], [card])
+    try:
+        swapped = melds.swap_joker(state["table"][index], card)
+    except MeldError as refused:
+        raise IllegalAction("illegal_action", str(refused)) from None
+    pool.append(JOKER)
+    table = [*state["table"][:index], swapped, *state["table"][index + 1 :]]
+    use = _plan_use(state, seat, action, pool, table)
+    if use.hand.count(JOKER) >= pool.count(JOKER):
+        raise IllegalAction("illegal_action", "the recovered joker must go to the table")
+    use.changed = {index: swapped, **use.changed}
+    swap: Event = {"type": "joker_swapped", "seat": seat, "meld": swapped["id"], "card": card}
+    return [swap, *_commit(state, seat, use)]
+
+
+def _apply_discard(state: State, seat: Seat, action: Action) -> list[Event]:
+    """ "Discard one card face up; the turn ends." Going out: "by discarding their
+    last card"."""
+    card = action.get("card")
+    hand = state["hands"][seat]
+    if not isinstance(card, str) or card not in hand:
+        raise IllegalAction("illegal_action", f"{card!r} is not in your hand")
+    hand.remove(card)
+    state["discard"].append(card)
+    events: list[Event] = [{"type": "discarded", "seat": seat, "card": card}]
+    if not hand:
+        return [*events, *_end_round(state, seat)]
+    return events + _start_turn(state, (seat + 1) % state["n_players"])
+
+
+_HANDLERS = {
+    "draw": ("draw", _apply_draw),
+    "take_discard": ("draw", _apply_take_discard),
+    "meld": ("play", _apply_meld),
+    "lay_off": ("play", _apply_lay_off),
+    "swap_joker": ("play", _apply_swap_joker),
+    "discard": ("play", _apply_discard),
+}
+
+
+def round_scores(state: State, went_out: Seat | None) -> list[int]:
+    """ "The player who went out scores 0. Every other player scores the cards left
+    in hand ...; except that a player who has not laid down any meld this round
+    scores 100 instead. Rami sec: if the winner goes out while no other player has
+    laid down anything this round, each other player scores 200." """
+    if _is_rami_sec(state, went_out):
+        return [0 if seat == went_out else RAMI_SEC for seat in range(state["n_players"])]
+    return [
+        0
+        if seat == went_out
+        else (hand_points(hand) if state["laid_down"][seat] else NOT_LAID_DOWN)
+        for seat, hand in enumerate(state["hands"])
+    ]
+
+
+def hand_points(hand: list[str]) -> int:
+    """ "2..10 face value, J Q K 10, ace 11, joker 20"."""
+    return sum(melds.card_points(card) for card in hand)
+
+
+# -- observation ---------------------------------------------------------------
+
+
+def view(state: State, seat: Seat | None) -> dict[str, Any]:
+    """What ``seat`` may see: its own hand, the table, the discard pile, the counts."""
+    over = state["phase"] == "over"
+    return {
+        "round": state["round"],
+        "phase": state["phase"],
+        "turn": None if over else state["turn"],
+        "first_player": state["first_player"],
+        "hand": None if seat is None else sorted(state["hands"][seat], key=_card_order),
+        "must_use": None,
+        "stock_size": len(state["stock"]),
+        "stock_rebuilds": state["stock_rebuilds"],
+        "discard": list(state["discard"]),
+        "table": [_public_meld(meld) for meld in state["table"]],
+        "players": [
+            {
+                "seat": player,
+                "hand_size": len(state["hands"][player]),
+                "laid_down": state["laid_down"][player],
+                "total": state["totals"][player],
+            }
+            for player in range(state["n_players"])
+        ],
+        "history": [dict(entry) for entry in state["history"]],
+        "options": dict(state["options"]),
+    }
+
+
+def outcome(state: State) -> dict[str, Any] | None:
+    """ "Lowest total wins; ties are shared." """
+    if state["phase"] != "over":
+        return None
+    totals = state["totals"]
+    best = min(totals)
+    return {
+        "winners": [seat for seat, total in enumerate(totals) if total == best],
+        "scores": list(totals),
+        "rounds": [dict(entry) for entry in state["history"]],
+    }
+
+
+# -- private helpers -----------------------------------------------------------
+
+
+class _Use:
+    """What an action does to the hand and the table, computed before any change."""
+
+    def __init__(self, hand: list[str]) -> None:
+        self.hand = hand
+        self.new_melds: list[melds.Meld] = []
+        self.changed: dict[int, melds.Meld] = {}
+        self.laid_off: tuple[int, list[dict[str, str]]] | None = None
+
+
+def _plan_use(
+    state: State, seat: Seat, action: Action, pool: list[str], table: list[melds.Meld]
+) -> _Use:
+    """New melds or one lay-off, whichever ``action`` carries (exactly one)."""
+    has_melds = action.get("melds") is not None
+    lay_off = action.get("lay_off")
+    if has_melds == (lay_off is not None):
+        raise IllegalAction("illegal_action", "give either melds or a lay_off")
+    if has_melds:
+        return _plan_melds(state, seat, action["melds"], pool)
+    _require_laid_down(state, seat, "lay off cards")
+    if not isinstance(lay_off, dict):
+        raise IllegalAction("illegal_action", "lay_off must be an object")
+    return _plan_lay_off(table, lay_off, pool)
+
+
+def _plan_melds(state: State, seat: Seat, specs: Any, pool: list[str]) -> _Use:
+    """Build every meld, check the cards come from ``pool`` and the opening minimum."""
+    if not isinstance(specs, list) or not specs:
+        raise IllegalAction("illegal_action", "give at least one meld")
+    hand = list(pool)
+    new_melds = []
+    for spec in specs:
+        if not isinstance(spec, dict):
+            raise IllegalAction("illegal_action", "a meld is an object with cards")
+        cards = _card_list(spec.get("cards"))
+        hand = _without(hand, cards)
+        try:
+            new_melds.append(melds.build_meld(cards, spec.get("joker_as")))
+        except MeldError as refused:
+            raise IllegalAction("illegal_action", f"{' '.join(cards)}: {refused}") from None
+    minimum = state["options"]["opening_minimum"]
+    if minimum and not state["laid_down"][seat]:
+        total = sum(melds.meld_value(meld) for meld in new_melds)
+        if total < minimum:
+            raise IllegalAction(
+                "illegal_action",
+                f"a first lay-down must total at least {minimum} points; these make {total}",
+            )
+    use = _Use(hand)
+    use.new_melds = new_melds
+    return use
+
+
+def _plan_lay_off(table: list[melds.Meld], lay_off: dict[str, Any], pool: list[str]) -> _Use:
+    index = _meld_index(table, lay_off.get("meld"))
+    cards = _card_list(lay_off.get("cards"))
+    hand = _without(pool, cards)
+    try:
+        extended = melds.extend_meld(table[index], cards, lay_off.get("joker_as"))
+    except MeldError as refused:
+        raise IllegalAction(
+            "illegal_action", f"cannot lay off {' '.join(cards)}: {refused}"
+        ) from None
+    use = _Use(hand)
+    use.changed = {index: extended}
+    use.laid_off = (index, _added_slots(table[index], extended))
+    return use
+
+
+def _commit(state: State, seat: Seat, use: _Use) -> list[Event]:
+    """Apply a checked plan; the round ends if the hand is now empty."""
+    events: list[Event] = []
+    state["hands"][seat] = use.hand
+    for index, meld in use.changed.items():
+        old = state["table"][index]
+        state["table"][index] = {**meld, "id": old["id"], "owner": old["owner"]}
+    if use.laid_off is not None:
+        index, added = use.laid_off
+        events.append(
+            {
+                "type": "laid_off",
+                "seat": seat,
+                "meld": state["table"][index]["id"],
+                "cards": added,
+                "result": _public_meld(state["table"][index]),
+            }
+        )
+    if use.new_melds:
+        laid = []
+        for meld in use.new_melds:
+            placed = {"id": state["next_meld_id"], "owner": seat, **meld}
+            state["next_meld_id"] += 1
+            state["table"].append(placed)
+            laid.append(_public_meld(placed))
+        state["laid_down"][seat] = True
+        events.append({"type": "melded", "seat": seat, "melds": laid})
+    if not use.hand:
+        events += _end_round(state, seat)
+    return events
+
+
+def _added_slots(before: melds.Meld, after: melds.Meld) -> list[dict[str, str]]:
+    """The slots of ``after`` that a lay-off added to ``before``, in meld order."""
+    if after["kind"] == "run":
+        old = melds.run_positions(before)
+        return [
+            dict(slot)
+            for position, slot in zip(melds.run_positions(after), after["cards"], strict=True)
+            if position not in old
+        ]
+    remaining = list(before["cards"])
+    added = []
+    for slot in after["cards"]:
+        if slot in remaining:
+            remaining.remove(slot)
+        else:
+            added.append(dict(slot))
+    return added
+
+
+def _start_turn(state: State, seat: Seat) -> list[Event]:
+    """Pass the turn. "If that leaves nothing to draw (decision), the round ends with
+    no winner"; so does a stock that runs out once it has been rebuilt
+    ``MAX_STOCK_REBUILDS`` times (decision: a blocked table would go on forever)."""
+    stock_empty = not state["stock"]
+    if stock_empty and (
+        len(state["discard"]) < 2 or state["stock_rebuilds"] >= MAX_STOCK_REBUILDS
+    ):
+        return [{"type": "stock_exhausted"}, *_end_round(state, None)]
+    state["turn"] = seat
+    state["phase"] = "draw"
+    return [{"type": "turn", "seat": seat}]
+
+
+def _reshuffle(state: State) -> Event:
+    top = state["discard"].pop()
+    stock = state["discard"]
+    with seeded_rng(state) as rng:
+        rng.shuffle(stock)
+    state["stock"] = stock
+    state["discard"] = [top]
+    state["stock_rebuilds"] += 1
+    return {"type": "stock_rebuilt", "stock_size": len(stock), "rebuilds": state["stock_rebuilds"]}
+
+
+def _is_rami_sec(state: State, went_out: Seat | None) -> bool:
+    if went_out is None:
+        return False
+    return not any(laid for seat, laid in enumerate(state["laid_down"]) if seat != went_out)
+
+
+def _end_round(state: State, went_out: Seat | None) -> list[Event]:
+    """Score the round; then the next round, or the end: "Rounds go on until a
+    player's total reaches the target at the end of a round"."""
+    scores = round_scores(state, went_out)
+    state["totals"] = [total + score for total, score in zip(state["totals"], scores, strict=True)]
+    entry = {
+        "round": state["round"],
+        "went_out": went_out,
+        "rami_sec": _is_rami_sec(state, went_out),
+        "scores": scores,
+        "totals": list(state["totals"]),
+    }
+    state["history"].append(entry)
+    events: list[Event] = []
+    if went_out is not None:
+        events.append({"type": "went_out", "seat": went_out})
+    events.append({"type": "round_scored", **entry})
+    if max(state["totals"]) >= state["options"]["target_score"]:
+        state["phase"] = "over"
+        result = outcome(state)
+        assert result is not None
+        events.append(
+            {"type": "match_over", "winners": result["winners"], "scores": result["scores"]}
+        )
+        return events
+    return events + _deal(state)
+
+
+def _deal(state: State) -> list[Event]:
+    """ "Shuffle; deal 13 cards to each player; the rest is the face-down stock;
+    turn its top card face up to start the discard pile. The first player of round
+    1 is seat 0; it moves one seat clockwise each round." """
+    n = state["n_players"]
+    deck = [*melds.REAL_CARDS, *melds.REAL_CARDS, *[JOKER] * 4]
+    with seeded_rng(state) as rng:
+        rng.shuffle(deck)
+    state["round"] += 1
+    first = (state["round"] - 1) % n
+    state["hands"] = [deck[seat * HAND_SIZE : (seat + 1) * HAND_SIZE] for seat in range(n)]
+    state["stock"] = deck[n * HAND_SIZE :]
+    state["discard"] = [state["stock"].pop()]
+    state["table"] = []
+    state["next_meld_id"] = 0
+    state["stock_rebuilds"] = 0
+    state["laid_down"] = [False] * n
+    state["first_player"] = first
+    state["turn"] = first
+    state["phase"] = "draw"
+    events: list[Event] = [
+        {
+            "type": "round_started",
+            "round": state["round"],
+            "first_player": first,
+            "discard": state["discard"][-1],
+            "stock_size": len(state["stock"]),
+        }
+    ]
+    events += [
+        {"type": "dealt", "seat": seat, "cards": list(state["hands"][seat]), "to": [seat]}
+        for seat in range(n)
+    ]
+    return events
+
+
+def _take_discard_actions(state: State, seat: Seat) -> list[Action]:
+    """Every minimal way to take the top discard and put it on the table at once."""
+    if not state["discard"]:
+        return []
+    top = state["discard"][-1]
+    hand = Counter(state["hands"][seat])
+    pool = hand + Counter([top])
+    actions = [
+        {"type": "take_discard", "melds": specs}
+        for specs in _meld_choices(state, seat, pool, must=top)
+    ]
+    if state["laid_down"][seat]:
+        for meld in state["table"]:
+            for lay_off in _joining_lay_offs(meld, top, hand):
+                actions.append(
+                    {"type": "take_discard", "lay_off": {"meld": meld["id"], **lay_off}}
+                )
+    return actions
+
+
+def _meld_choices(
+    state: State, seat: Seat, counts: Counter[str], must: str | None = None
+) -> list[list[dict[str, Any]]]:
+    """The ``melds`` lists a seat may lay down from ``counts``: single melds, or,
+    for an opening under ``opening_minimum``, every combination that reaches it."""
+    minimum = state["options"]["opening_minimum"]
+    if state["laid_down"][seat] or not minimum:
+        return [[option.spec()] for option in melds.candidate_melds(counts, must)]
+    combos = opening_combinations(melds.candidate_melds(counts), counts, minimum, must)
+    return [[option.spec() for option in combo] for combo in combos]
+
+
+def opening_combinations(
+    options: list[MeldOption], counts: Counter[str], minimum: int, must: str | None = None
+) -> list[list[MeldOption]]:
+    """Every minimal set of disjoint melds (among ``options``) worth ``minimum`` or
+    more, holding ``must`` if given.
+
+    Minimal: no meld can be left out and no card trimmed off a meld (an end of a
+    run, one card of a set of 4) without falling below ``minimum`` or leaving
+    ``must`` in hand. Any larger opening is a minimal one followed, in the same
+    turn, by single melds and lay-offs that lead to the very same table.
+    """
+    needs = [Counter(option.cards) for option in options]
+    cuts = [_cuts(option) for option in options]
+    remaining = dict(counts)
+    later = _compatible_later(needs, counts)
+    found: list[list[MeldOption]] = []
+    chosen: list[int] = []
+
+    def minimal(total: int) -> bool:
+        held = sum(needs[index][must] for index in chosen) if must else 0
+        for index in chosen:
+            for loss, removed in cuts[index]:
+                if total - loss >= minimum and (not must or held > removed.count(must)):
+                    return False
+        return True
+
+    def extend(candidates: int, total: int) -> None:
+        while candidates:
+            index = (candidates & -candidates).bit_length() - 1
+            candidates &= candidates - 1
+            need = needs[index]
+            if any(remaining[card] < count for card, count in need.items()):
+                continue
+            chosen.append(index)
+            value = total + options[index].value
+            if value >= minimum and (not must or any(must in needs[i] for i in chosen)):
+                if minimal(value):
+                    found.append([options[i] for i in chosen])
+            else:
+                for card, count in need.items():
+                    remaining[card] -= count
+                extend(candidates & later[index], value)
+                for card, count in need.items():
+                    remaining[card] += count
+            chosen.pop()
+
+    extend((1 << len(options)) - 1, 0)
+    return found
+
+
+def _compatible_later(needs: list[Counter[str]], counts: Counter[str]) -> list[int]:
+    """For each option, a bit mask of the later options that fit beside it."""
+    at_least: dict[tuple[str, int], int] = {}  # (card, n) -> options using n+ of it
+    for index, need in enumerate(needs):
+        for card, count in need.items():
+            for n in range(1, count + 1):
+                at_least[card, n] = at_least.get((card, n), 0) | 1 << index
+    everything = (1 << len(needs)) - 1
+    masks = []
+    for index, need in enumerate(needs):
+        clash = 0
+        for card, count in need.items():
+            clash |= at_least.get((card, counts[card] - count + 1), 0)
+        masks.append(everything & ~clash & ~((2 << index) - 1))
+    return masks
+
+
+def _cuts(option: MeldOption) -> list[tuple[int, list[str]]]:
+    """Ways to shrink a meld and keep a meld (or nothing): (points lost, cards)."""
+    cards = list(option.cards)
+    cuts = [(option.value, cards)]
+    if len(cards) > 3 and option.meld["kind"] == "set":
+        each = option.value // len(cards)
+        cuts += [(each, [card]) for card in cards]
+    elif len(cards) > 3:
+        first, last = option.meld["start"], option.meld["start"] + len(cards) - 1
+        cuts += [
+            (melds.position_value(first), cards[:1]),
+            (melds.position_value(last), cards[-1:]),
+        ]
+    return cuts
+
+
+def _lay_off_actions(table: list[melds.Meld], hand: Counter[str]) -> list[Action]:
+    actions: list[Action] = []
+    for meld in table:
+        fits = melds.layoff_cards(meld)
+        actions += [
+            {"type": "lay_off", "meld": meld["id"], "cards": [card]} for card in fits if hand[card]
+        ]
+        if hand[JOKER] and not melds.has_joker(meld):
+            actions += [
+                {"type": "lay_off", "meld": meld["id"], "cards": [JOKER], "joker_as": card}
+                for card in fits
+            ]
+    return actions
+
+
+def _swap_actions(table: list[melds.Meld], hand: Counter[str]) -> list[Action]:
+    """Each joker the hand can recover, with each way to put it back on the table:
+    in a new meld, or laid off alone (a joker fits any end of a run)."""
+    actions: list[Action] = []
+    for index, meld in enumerate(table):
+        slot = melds.joker_slot(meld)
+        if slot is None or not hand[slot["as"]]:
+            continue
+        card = slot["as"]
+        pool = hand - Counter([card]) + Counter([JOKER])
+        swap = {"type": "swap_joker", "meld": meld["id"], "card": card}
+        actions += [
+            {**swap, "melds": [option.spec()]} for option in melds.candidate_melds(pool, JOKER)
+        ]
+        swapped = melds.swap_joker(meld, card)
+        for target in [*table[:index], swapped, *table[index + 1 :]]:
+            if melds.has_joker(target):
+                continue
+            actions += [
+                {**swap, "lay_off": {"meld": target["id"], "cards": [JOKER], "joker_as": fit}}
+                for fit in melds.layoff_cards(target)
+            ]
+    return actions
+
+
+def _joining_lay_offs(meld: melds.Meld, card: str, hand: Counter[str]) -> list[dict[str, Any]]:
+    """The smallest lay-offs that put ``card`` on ``meld``: alone, or in a run with
+    the hand's cards (one of them perhaps a joker) that join it to an end."""
+    fits = melds.layoff_cards(meld)
+    if card == JOKER:
+        if melds.has_joker(meld):
+            return []
+        return [{"cards": [JOKER], "joker_as": fit} for fit in fits]
+    if card in fits:
+        return [{"cards": [card]}]
+    if meld["kind"] != "run" or melds.suit_of(card) != melds.suit_of(
+        melds.slot_card(meld["cards"][0])
+    ):
+        return []
+    held = melds.run_positions(meld)
+    rank = melds.rank_of(card)
+    targets = (melds.LOW_ACE, melds.HIGH_ACE) if rank == 1 else (rank,)
+    suit = melds.suit_of(card)
+    found: dict[tuple[tuple[str, ...], str | None], dict[str, Any]] = {}
+    for target in targets:
+        if target in held:
+            continue
+        gap = range(target + 1, held.start) if target < held.start else range(held.stop, target)
+        between = [melds.card_at(p, suit) for p in gap]
+        cards = [card, *between] if target < held.start else [*between, card]
+        ways = []
+        if all(hand[c] for c in between):
+            ways.append((cards, None))
+        if hand[JOKER] and not melds.has_joker(meld):
+            for filler in between:
+                others = [c for c in between if c != filler]
+                if all(hand[c] for c in others):
+                    ways.append(([JOKER if c == filler else c for c in cards], filler))
+        for way_cards, joker_as in ways:
+            lay_off: dict[str, Any] = {"cards": way_cards}
+            if joker_as is not None:
+                lay_off["joker_as"] = joker_as
+            found[(tuple(way_cards), joker_as)] = lay_off
+    return list(found.values())
+
+
+def _public_meld(meld: melds.Meld) -> dict[str, Any]:
+    return {
+        "id": meld["id"],
+        "owner": meld["owner"],
+        "kind": meld["kind"],
+        "cards": [dict(slot) for slot in meld["cards"]],
+    }
+
+
+def _require_laid_down(state: State, seat: Seat, what: str) -> None:
+    if not state["laid_down"][seat]:
+        raise IllegalAction("illegal_action", f"lay down melds of your own before you {what}")
+
+
+def _meld_index(table: list[melds.Meld], meld_id: Any) -> int:
+    for index, meld in enumerate(table):
+        if meld["id"] == meld_id and isinstance(meld_id, int) and not isinstance(meld_id, bool):
+            return index
+    raise IllegalAction("illegal_action", f"there is no meld {meld_id!r} on the table")
+
+
+def _card_list(cards: Any) -> list[str]:
+    if not isinstance(cards, list) or not all(isinstance(card, str) for card in cards):
+        raise IllegalAction("illegal_action", "cards must be a list of card names")
+    return cards
+
+
+def _without(hand: list[str], cards: list[Any]) -> list[str]:
+    """``hand`` less ``cards`` (a new list), refusing cards the hand lacks."""
+    rest = list(hand)
+    for card in cards:
+        if not isinstance(card, str) or card not in rest:
+            raise IllegalAction("illegal_action", f"{card!r} is not in your hand")
+        rest.remove(card)
+    return rest
+
+
+def _card_order(card: str) -> tuple[int, int]:
+    if card == JOKER:
+        return (len(melds.SUITS), 0)
+    return (melds.SUITS.index(melds.suit_of(card)), melds.rank_of(card))
