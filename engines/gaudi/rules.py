@@ -42,7 +42,8 @@ Decisions taken where RULES.md §3 is silent:
 - The "nobody can place" end is checked after every action; the "empty hand
   and empty pile" end as soon as a player's refill leaves them without tiles.
 - Points are shown to their owner during the game and to everyone at the
-  end; markers left and hand sizes are public.
+  end (or always, with ``beginner``, whose objectives are public anyway);
+  markers left and hand sizes are public.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from engines.gaudi.geometry import (
     are_adjacent,
     frontier,
     is_compact,
+    is_completed,
     is_connected,
     neighbours,
     site_animal,
@@ -216,20 +218,18 @@ def view(state: State, seat: Seat | None) -> dict[str, Any]:
 
     Objectives are secret until the end ("il ne faut pas les montrer aux
     autres joueurs avant la fin de la partie"), public with ``beginner``;
-    points too, since a 2-point marker would betray both cards.
+    points likewise, since a 2-point marker would betray both cards.
     """
     finished = state["finished"]
-    open_objectives = finished or state["beginner"]
+    public = finished or state["beginner"]
     scores = points(state)
     players = [
         {
             "seat": other,
             "markers_left": state["markers"][other],
             "hand_size": len(state["hands"][other]),
-            "points": scores[other] if finished or other == seat else None,
-            "objectives": (
-                dict(state["objectives"][other]) if open_objectives or other == seat else None
-            ),
+            "points": scores[other] if public or other == seat else None,
+            "objectives": dict(state["objectives"][other]) if public or other == seat else None,
         }
         for other in range(state["players"])
     ]
@@ -455,6 +455,7 @@ def _apply_place(state: State, seat: Seat, action: Action) -> list[Event]:
     board = _board_map(state)
     hand = state["hands"][seat]
     events: list[Event] = []
+    completed: list[dict[str, Any]] = []
     for hex_, tile in chosen:
         hand.remove(tile)
         board[hex_] = tile
@@ -462,7 +463,7 @@ def _apply_place(state: State, seat: Seat, action: Action) -> list[Event]:
         events.append(
             {"type": "tile_placed", "seat": seat, "q": hex_[0], "r": hex_[1], "tile": tile}
         )
-    completed = [_animal(board, anchor) for anchor in _completed_by(board, [h for h, _ in chosen])]
+        completed += [_animal(board, a) for a in sites_of(hex_) if is_completed(a, board)]
     _mark(state, seat, completed)
     for animal in completed:
         state["animals"].append(animal)

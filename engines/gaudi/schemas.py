@@ -24,10 +24,10 @@ SEAT_OR_RANDOM = [
 ]
 
 
-def _tile(**kwargs: Any) -> fields.String:
+def _tile(metadata: dict[str, str] | None = None, **kwargs: Any) -> fields.String:
     return fields.String(
         validate=validate.OneOf(TILE_KINDS),
-        metadata={"description": TILE_DESCRIPTION, "example": "OGB"},
+        metadata={"description": TILE_DESCRIPTION, "example": "OGB", **(metadata or {})},
         **kwargs,
     )
 
@@ -99,9 +99,7 @@ class GaudiPlaceActionSchema(_Strict):
 
 class GaudiExchangeActionSchema(_Strict):
     type = fields.String(required=True, validate=validate.OneOf(["exchange"]))
-    tile = _tile(
-        required=True,
-    )
+    tile = _tile(required=True, metadata={"description": "The hand tile to return."})
 
 
 class GaudiPassActionSchema(_Strict):

@@ -581,15 +581,12 @@ def test_beginner_tiles_must_still_touch_one_another():
     assert "touch one another" in refused(state, place(("OOO", 1, 0), ("OOO", -1, 0)))
 
 
-def test_beginner_objectives_are_public():
+def test_beginner_objectives_and_points_are_public():
     state = new_match(GAME, 3, 5, {"beginner": True})
     for viewer in [None, 0, 1, 2]:
-        assert [p["objectives"] for p in GAME.view(state, viewer)["players"]] == state[
-            "objectives"
-        ]
-        assert all(
-            p["points"] is None for p in GAME.view(state, viewer)["players"] if p["seat"] != viewer
-        )
+        players = GAME.view(state, viewer)["players"]
+        assert [p["objectives"] for p in players] == state["objectives"]
+        assert [p["points"] for p in players] == [0, 0, 0]
 
 
 # -- Views --------------------------------------------------------------------------------------
