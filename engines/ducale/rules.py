@@ -64,6 +64,7 @@ DEFAULT_OPTIONS = {"target_score": 500, "opening_minimum": 0}
 NOT_LAID_DOWN = 100
 RAMI_SEC = 200
 MAX_STOCK_REBUILDS = 3
+MAX_OPENING_POINTS = 14 * 11
 
 
 # -- game --------------------------------------------------------------------
@@ -464,9 +465,7 @@ def _end_round(state: State, went_out: Seat | None) -> list[Event]:
         state["phase"] = "over"
         result = outcome(state)
         assert result is not None
-        events.append(
-            {"type": "match_over", "winners": result["winners"], "scores": result["scores"]}
-        )
+        events.append({"type": "match_over", **result})
         return events
     return events + _deal(state)
 
@@ -549,7 +548,14 @@ def opening_combinations(
     run, one card of a set of 4) without falling below ``minimum`` or leaving
     ``must`` in hand. Any larger opening is a minimal one followed, in the same
     turn, by single melds and lay-offs that lead to the very same table.
+
+    The search tries melds by increasing ``kept``: what a meld is still worth
+    after its best cut that leaves ``must`` alone. Once ``total + kept`` reaches
+    the minimum, that meld and every later one would make a cuttable opening.
     """
+    kept = {id(option): _kept_after_cut(option, must) for option in options}
+    options = sorted(options, key=lambda option: kept[id(option)])
+    keeps = [kept[id(option)] for option in options]
     needs = [Counter(option.cards) for option in options]
     cuts = [_cuts(option) for option in options]
     remaining = dict(counts)
@@ -569,6 +575,8 @@ def opening_combinations(
         while candidates:
             index = (candidates & -candidates).bit_length() - 1
             candidates &= candidates - 1
+            if total + keeps[index] >= minimum:
+                return
             need = needs[index]
             if any(remaining[card] < count for card, count in need.items()):
                 continue
@@ -604,6 +612,12 @@ def _compatible_later(needs: list[Counter[str]], counts: Counter[str]) -> list[i
             clash |= at_least.get((card, counts[card] - count + 1), 0)
         masks.append(everything & ~clash & ~((2 << index) - 1))
     return masks
+
+
+def _kept_after_cut(option: MeldOption, must: str | None) -> int:
+    """The most a meld keeps after a cut that leaves ``must`` on the table."""
+    kept = [option.value - loss for loss, removed in _cuts(option) if must not in removed]
+    return max(kept, default=-MAX_OPENING_POINTS)
 
 
 def _cuts(option: MeldOption) -> list[tuple[int, list[str]]]:

@@ -541,8 +541,8 @@ def test_rounds_go_on_until_a_total_reaches_the_target() -> None:
     state["phase"], state["laid_down"] = "play", [True, True]
     assert GAME.to_act(state) == [1]
     events = play(state, {"type": "discard", "card": "KS"}, seat=1)
-    assert types(events)[-1] == "match_over"
     assert GAME.outcome(state) == {"winners": [1], "scores": [20, 18], "rounds": state["history"]}
+    assert events[-1] == {"type": "match_over", **GAME.outcome(state)}
     assert GAME.to_act(state) == [] and GAME.legal_actions(state, 0) == []
     assert GAME.view(state, None)["phase"] == "over" and GAME.view(state, None)["turn"] is None
 
