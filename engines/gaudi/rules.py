@@ -331,16 +331,6 @@ def _fits(tile: str, required: Requirement) -> bool:
     )
 
 
-def _completed_by(board: dict[Hex, str], hexes: list[Hex]) -> list[Hex]:
-    """The sites holding one of ``hexes`` whose three hexes are filled, in order."""
-    completed: list[Hex] = []
-    for hex_ in hexes:
-        for anchor in sites_of(hex_):
-            if anchor not in completed and all(h in board for h in site_hexes(anchor)):
-                completed.append(anchor)
-    return completed
-
-
 def _touches(board: dict[Hex, str], hex_: Hex) -> bool:
     return any(n in board for n in neighbours(hex_))
 
@@ -451,19 +441,16 @@ def _apply_place(state: State, seat: Seat, action: Action) -> list[Event]:
     objectifs (ou aux deux), il place une fiche ... Après avoir placé 1, 2 ou
     3 dalles, le joueur pioche dans la pile afin d'en avoir toujours 3."
     """
-    chosen = _checked_placement(state, seat, action.get("tiles"))
-    board = _board_map(state)
+    chosen, board, anchors = _checked_placement(state, seat, action.get("tiles"))
     hand = state["hands"][seat]
     events: list[Event] = []
-    completed: list[dict[str, Any]] = []
     for hex_, tile in chosen:
         hand.remove(tile)
-        board[hex_] = tile
         state["board"].append({"q": hex_[0], "r": hex_[1], "tile": tile})
         events.append(
             {"type": "tile_placed", "seat": seat, "q": hex_[0], "r": hex_[1], "tile": tile}
         )
-        completed += [_animal(board, a) for a in sites_of(hex_) if is_completed(a, board)]
+    completed = [_animal(board, anchor) for anchor in anchors]
     _mark(state, seat, completed)
     for animal in completed:
         state["animals"].append(animal)
@@ -473,8 +460,11 @@ def _apply_place(state: State, seat: Seat, action: Action) -> list[Event]:
     return events
 
 
-def _checked_placement(state: State, seat: Seat, tiles: Any) -> list[tuple[Hex, str]]:
-    """The placement as (hex, tile) pairs, or IllegalAction with the reason."""
+def _checked_placement(
+    state: State, seat: Seat, tiles: Any
+) -> tuple[list[tuple[Hex, str]], dict[Hex, str], list[Hex]]:
+    """The placement as (hex, tile) pairs, the board after it and the sites it
+    completes (in completion order), or IllegalAction with the reason."""
     if not isinstance(tiles, list) or not 1 <= len(tiles) <= MAX_TILES_PER_TURN:
         raise IllegalAction("illegal_action", "place 1, 2 or 3 tiles")
     chosen = [_checked_tile(placed) for placed in tiles]
@@ -482,6 +472,7 @@ def _checked_placement(state: State, seat: Seat, tiles: Any) -> list[tuple[Hex, 
     if missing:
         raise IllegalAction("illegal_action", f"tile {sorted(missing)[0]} is not in your hand")
     board = _board_map(state)
+    completed: list[Hex] = []
     for i, (hex_, tile) in enumerate(chosen, 1):
         where = f"tile {i} ({tile} at q={hex_[0]}, r={hex_[1]})"
         if hex_ in board:
@@ -497,8 +488,9 @@ def _checked_placement(state: State, seat: Seat, tiles: Any) -> list[tuple[Hex, 
                     f"but that {ANIMALS[animal]} is {COLOUR_NAMES[need]}",
                 )
         board[hex_] = tile
-    _check_group(state["beginner"], board, [h for h, _ in chosen])
-    return chosen
+        completed += [anchor for anchor in sites_of(hex_) if is_completed(anchor, board)]
+    _check_group(state["beginner"], [h for h, _ in chosen], len(completed))
+    return chosen, board, completed
 
 
 def _checked_tile(placed: Any) -> tuple[Hex, str]:
@@ -512,7 +504,7 @@ def _checked_tile(placed: Any) -> tuple[Hex, str]:
     return (q, r), tile
 
 
-def _check_group(beginner: bool, board: dict[Hex, str], hexes: list[Hex]) -> None:
+def _check_group(beginner: bool, hexes: list[Hex], completed: int) -> None:
     """The two conditions for 2 or 3 tiles (only the first, loosened, for beginners).
 
     "1. Les 2 ou 3 dalles doivent se toucher, mais sans former un bloc
@@ -526,7 +518,7 @@ def _check_group(beginner: bool, board: dict[Hex, str], hexes: list[Hex]) -> Non
     if not beginner and is_compact(hexes):
         raise IllegalAction("illegal_action", "three tiles may not form a compact block")
     needed = len(hexes) - 1
-    if not beginner and len(_completed_by(board, hexes)) < needed:
+    if not beginner and completed < needed:
         raise IllegalAction(
             "illegal_action",
             f"placing {len(hexes)} tiles must complete at least {needed} "
