@@ -42,8 +42,13 @@ it: single melds (several melds at once are accepted too, but are the same as
 melding them one by one), single-card lay-offs, and for the two moves with an
 obligation every minimal way to discharge it (the taken card with the cards that
 join it to a run, or the recovered joker alone or in a new meld). With
-``opening_minimum`` a player who has not laid down gets every combination of
-disjoint melds that reaches the minimum.
+``opening_minimum`` a player who has not laid down gets every minimal
+combination of disjoint melds that reaches the minimum (see
+``opening_combinations``): listing every combination would give tens of
+thousands of actions for some hands, all reaching the same tables.
+
+How aces and jokers are placed when a meld leaves it open is decided in
+``melds.py``.
 """
 
 from __future__ import annotations
@@ -271,7 +276,7 @@ def view(state: State, seat: Seat | None) -> dict[str, Any]:
             }
             for player in range(state["n_players"])
         ],
-        "history": [dict(entry) for entry in state["history"]],
+        "history": [_round_record(entry) for entry in state["history"]],
         "options": dict(state["options"]),
     }
 
@@ -285,7 +290,7 @@ def outcome(state: State) -> dict[str, Any] | None:
     return {
         "winners": [seat for seat, total in enumerate(totals) if total == best],
         "scores": list(totals),
-        "rounds": [dict(entry) for entry in state["history"]],
+        "rounds": [_round_record(entry) for entry in state["history"]],
     }
 
 
@@ -460,7 +465,7 @@ def _end_round(state: State, went_out: Seat | None) -> list[Event]:
     events: list[Event] = []
     if went_out is not None:
         events.append({"type": "went_out", "seat": went_out})
-    events.append({"type": "round_scored", **entry})
+    events.append({"type": "round_scored", **_round_record(entry)})
     if max(state["totals"]) >= state["options"]["target_score"]:
         state["phase"] = "over"
         result = outcome(state)
@@ -715,6 +720,11 @@ def _joining_lay_offs(meld: melds.Meld, card: str, hand: Counter[str]) -> list[d
                 lay_off["joker_as"] = joker_as
             found[(tuple(way_cards), joker_as)] = lay_off
     return list(found.values())
+
+
+def _round_record(entry: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a round's record, sharing no list with the state."""
+    return {**entry, "scores": list(entry["scores"]), "totals": list(entry["totals"])}
 
 
 def _public_meld(meld: melds.Meld) -> dict[str, Any]:

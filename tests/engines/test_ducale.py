@@ -148,6 +148,30 @@ def test_the_discard_taken_may_be_laid_off() -> None:
     assert state["table"][0]["owner"] == 1 and state["hands"][0] == ["9C", "2S"]
 
 
+def test_the_discard_may_join_a_run_through_a_joker() -> None:
+    table = [table_meld(0, 1, "4H 5H 6H"), table_meld(1, 1, "2S 3S 4S")]
+    state = arranged(
+        ["JOKER 7H 9C", "2D"], phase="draw", discard="8H", table=table, laid_down=[True, True]
+    )
+    lay_offs = [a["lay_off"] for a in GAME.legal_actions(state, 0) if "lay_off" in a]
+    assert lay_offs == [
+        {"meld": 0, "cards": ["7H", "8H"]},
+        {"meld": 0, "cards": [JOKER, "8H"], "joker_as": "7H"},
+    ]
+    play(state, {"type": "take_discard", "lay_off": lay_offs[1]})
+    assert state["table"][0]["cards"][-2:] == [{"card": JOKER, "as": "7H"}, {"card": "8H"}]
+    assert sorted(state["hands"][0]) == ["7H", "9C"]
+
+
+def test_a_discarded_ace_may_join_either_end_of_a_run() -> None:
+    table = [table_meld(0, 1, "3C 4C 5C"), table_meld(1, 1, "JC QC KC")]
+    state = arranged(
+        ["2C 9D", "2D"], phase="draw", discard="AC", table=table, laid_down=[True, True]
+    )
+    lay_offs = [a["lay_off"] for a in GAME.legal_actions(state, 0) if "lay_off" in a]
+    assert lay_offs == [{"meld": 0, "cards": ["AC", "2C"]}, {"meld": 1, "cards": ["AC"]}]
+
+
 def test_the_discard_cannot_be_laid_off_before_laying_down() -> None:
     table = [table_meld(0, 1, "4H 5H 6H")]
     state = arranged(["9C 2S", "2D 3D"], phase="draw", discard="7H", table=table)
@@ -587,3 +611,25 @@ def test_views_show_only_ones_own_hand() -> None:
     assert spectator["hand"] is None and spectator["stock_size"] == 68
     assert spectator["discard"] == state["discard"] and spectator["must_use"] is None
     conformance.assert_view_valid(GAME, spectator)
+
+
+def test_views_events_and_outcome_share_nothing_with_the_state() -> None:
+    state = arranged(["5S 6S 7S", "KS"], table=[table_meld(0, 1, "4H 5H 6H")], target_score=1)
+    events = play(state, {"type": "meld", "melds": [{"cards": ["5S", "6S", "7S"]}]})
+    before = copy.deepcopy(state)
+    view, outcome = GAME.view(state, 0), GAME.outcome(state)
+    for value in (view, outcome, events):
+        scramble(value)
+    assert state == before
+
+
+def scramble(value: Any) -> None:
+    """Change every list and dict inside ``value``, in place."""
+    if isinstance(value, list):
+        for item in value:
+            scramble(item)
+        value.append("scrambled")
+    elif isinstance(value, dict):
+        for item in value.values():
+            scramble(item)
+        value["scrambled"] = True
