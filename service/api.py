@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import orjson
-from flask import Response, current_app, request
+from flask import Response, current_app, request, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Api, Blueprint
 from marshmallow import Schema, ValidationError, fields
@@ -28,6 +28,7 @@ from service.schemas import (
     JoinedSchema,
     JoinSchema,
     MatchSchema,
+    StreamQuerySchema,
 )
 
 
@@ -61,9 +62,20 @@ PROBLEMS = {
 }
 
 
-def problems(*statuses: int) -> dict[str, Any]:
+SSE_RESPONSE = {
+    "description": "Server-Sent Events: each event's `id:` is its index and its `data:` the "
+    "event as in the log (redacted for the caller); comment lines keep the connection alive; "
+    "the stream ends after `match_over`.",
+    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+}
+
+
+def problems(*statuses: int, stream: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The documented error answers (and, for a stream, its 200 answer)."""
+    extra = {"200": stream} if stream else {}
     return {
-        "responses": {
+        "responses": extra
+        | {
             str(status): {
                 "description": PROBLEMS[status],
                 "content": {
@@ -96,14 +108,14 @@ def etag(version: int) -> str:
     return f'"{version}"'
 
 
-def header_version(name: str) -> int | None:
-    """The version an ``If-Match`` header names: ``"7"``, ``7`` or ``W/"7"``."""
+def header_number(name: str) -> int | None:
+    """The number a header names (``If-Match``, ``Last-Event-ID``): ``"7"``, ``7``, ``W/"7"``."""
     raw = request.headers.get(name)
     if raw is None:
         return None
     tag = raw.strip().removeprefix("W/").strip('"')
-    if not tag.isdigit() or len(tag) > 18:
-        raise Problem(400, "invalid_request", f'{name} must name a match version, like "7"')
+    if not (tag.isascii() and tag.isdigit()) or len(tag) > 18:
+        raise Problem(400, "invalid_request", f'{name} must be a number, like "7"')
     return int(tag)
 
 
@@ -311,7 +323,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         def post(self, match_id: str) -> Response:
             """Play one action; the answer is the match as the caller sees it after it."""
             token = required_token()
-            if_match = header_version("If-Match")
+            if_match = header_number("If-Match")
             key = request.headers.get("Idempotency-Key")
             if key is not None and not 1 <= len(key) <= 200:
                 raise Problem(400, "invalid_request", "Idempotency-Key takes 1 to 200 characters")
@@ -329,10 +341,38 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             security=OPTIONAL_SEAT_TOKEN,
             **problems(401, 403, 404, 503),
         )
-        def get(self, match_id: str, after: int, limit: int) -> Response:
-            """The event log from `after` on, redacted for the caller."""
+        def get(self, match_id: str, after: int, limit: int, wait: float) -> Response:
+            """The event log from `after` on, redacted for the caller; with
+            `wait`, a long poll that answers as soon as an event exists."""
             token = auth.bearer_token()
-            return json_response(matches().events(game, match_id, token, after, limit))
+            return json_response(matches().events(game, match_id, token, after, limit, wait))
+
+    @blp.route("/matches/<match_id>/stream")
+    class Stream(MethodView):
+        @blp.arguments(StreamQuerySchema, location="query", as_kwargs=True)
+        @blp.doc(
+            operationId=f"{name}_stream",
+            security=OPTIONAL_SEAT_TOKEN,
+            parameters=[
+                {
+                    "in": "header",
+                    "name": "Last-Event-ID",
+                    "schema": {"type": "string"},
+                    "description": "resume after this event index",
+                }
+            ],
+            **problems(400, 401, 403, 404, 503, stream=SSE_RESPONSE),
+        )
+        def get(self, match_id: str, after: int) -> Response:
+            """Follow the match live, as Server-Sent Events."""
+            token = auth.bearer_token()
+            resume = header_number("Last-Event-ID")
+            events = matches().stream(game, match_id, token, after if resume is None else resume)
+            return Response(
+                stream_with_context(events),
+                mimetype="text/event-stream",
+                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            )
 
     return blp
 

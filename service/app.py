@@ -36,6 +36,7 @@ def settings_from_env() -> dict[str, Any]:
         ("IDLE_TTL", "LUDOTHEQUE_IDLE_TTL"),
         ("IDEMPOTENCY_TTL", "LUDOTHEQUE_IDEMPOTENCY_TTL"),
         ("MAX_CONTENT_LENGTH", "LUDOTHEQUE_MAX_BODY_BYTES"),
+        ("SSE_KEEPALIVE_S", "LUDOTHEQUE_SSE_KEEPALIVE_S"),
     ]:
         if name in env:
             config[key] = int(env[name])
@@ -47,6 +48,8 @@ DEFAULTS: dict[str, Any] = {
     "IDLE_TTL": 7 * 24 * 3600,
     "IDEMPOTENCY_TTL": 24 * 3600,
     "MAX_CONTENT_LENGTH": 64 * 1024,
+    "SSE_KEEPALIVE_S": 10,
+    "MAX_WAITING_READS": 5000,
     "API_TITLE": "Ludothèque",
     "API_VERSION": "v1",
     "OPENAPI_VERSION": "3.1.0",
@@ -74,8 +77,15 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if not app.config.get("REDIS_URL"):
         raise RuntimeError("REDIS_URL is not set (`ludotheque serve` starts a Redis for you)")
 
-    store = Store(connect(app.config["REDIS_URL"]), app.config["IDEMPOTENCY_TTL"])
-    settings = Settings(finished_ttl=app.config["FINISHED_TTL"], idle_ttl=app.config["IDLE_TTL"])
+    url = app.config["REDIS_URL"]
+    # Each open event stream or long poll holds one connection while it waits.
+    blocking = connect(url, socket_timeout=60, max_connections=app.config["MAX_WAITING_READS"])
+    store = Store(connect(url), app.config["IDEMPOTENCY_TTL"], blocking=blocking)
+    settings = Settings(
+        finished_ttl=app.config["FINISHED_TTL"],
+        idle_ttl=app.config["IDLE_TTL"],
+        keepalive_s=app.config["SSE_KEEPALIVE_S"],
+    )
     app.extensions["ludotheque.matches"] = Matches(store, settings)
 
     api = LudothequeApi(app)

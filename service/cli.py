@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -53,14 +55,23 @@ def serve(host: str, port: int, data_dir: str, workers: int) -> None:
 
 
 def run_gunicorn() -> None:
-    from gunicorn.app.wsgiapp import WSGIApplication
+    """gunicorn in a process of its own (gevent patches it before any import).
 
-    sys.argv = ["gunicorn", "--config", str(GUNICORN_CONF)]
+    It runs in a session of its own so that Ctrl-C reaches only this process,
+    which then asks gunicorn for a graceful stop (SIGTERM) and waits for it.
+    """
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONF)],
+        start_new_session=True,
+    )
+    signal.signal(signal.SIGTERM, lambda *_: server.terminate())
     try:
-        WSGIApplication("%(prog)s").run()
-    except SystemExit as stopped:
-        if stopped.code not in (0, None):
-            raise
+        code = server.wait()
+    except KeyboardInterrupt:
+        server.terminate()
+        code = server.wait()
+    if code not in (0, -signal.SIGTERM):
+        raise SystemExit(code)
 
 
 @main.command()

@@ -10,13 +10,15 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from engines.core import Game, IllegalAction, visible_to
+from engines.core import Game, IllegalAction, redact_events
 from service import auth
 from service.errors import Problem, from_illegal_action
 from service.store import Loaded, Store, idempotency_key
@@ -29,6 +31,7 @@ class Settings:
     finished_ttl: int = 24 * 3600  # seconds a finished match stays readable
     idle_ttl: int = 7 * 24 * 3600  # seconds an untouched match lives
     max_attempts: int = 50  # compare-and-set attempts before answering 409
+    keepalive_s: float = 10  # at most this long between two writes on an event stream
 
 
 def status_of(game: Game, match: dict[str, Any]) -> str:
@@ -84,17 +87,54 @@ class Matches:
         return {"version": loaded.version, "seat": seat, "actions": actions}
 
     def events(
-        self, game: Game, match_id: str, token: str | None, after: int, limit: int
+        self,
+        game: Game,
+        match_id: str,
+        token: str | None,
+        after: int,
+        limit: int,
+        wait_s: float = 0,
     ) -> dict[str, Any]:
+        """The log after ``after`` as the caller may see it; with ``wait_s``,
+        wait up to that long for an event the caller may see."""
         loaded = self.load(game, match_id)
         seat = self.seat_for(loaded, token)
-        events = self.store.events(match_id, after, limit)
-        shown = [
-            {k: v for k, v in event.items() if k != "to"}
-            for event in events
-            if visible_to(event, seat)
-        ]
-        return {"events": shown, "next": events[-1]["index"] if events else after}
+        deadline = time.monotonic() + wait_s
+        block_ms = 0
+        while True:
+            events = self.store.events(match_id, after, limit, block_ms)
+            shown = redact_events(events, seat)
+            after = events[-1]["index"] if events else after
+            block_ms = int((deadline - time.monotonic()) * 1000)
+            if shown or block_ms <= 0:
+                return {"events": shown, "next": after}
+
+    def stream(self, game: Game, match_id: str, token: str | None, after: int) -> Iterator[str]:
+        """Server-Sent Events: the log after ``after`` as the caller may see
+        it, then every new event as it lands, until the match is over."""
+        loaded = self.load(game, match_id)
+        seat = self.seat_for(loaded, token)
+        over = status_of(game, loaded.match) == "finished"
+        keepalive_ms = int(self.settings.keepalive_s * 1000)
+
+        def generate() -> Iterator[str]:
+            cursor = after
+            yield "retry: 1000\n\n"
+            while True:
+                events = self.store.events(match_id, cursor, 100, 0 if over else keepalive_ms)
+                if not events:
+                    if over or not self.store.exists(match_id):
+                        return
+                    yield ": keep-alive\n\n"
+                    continue
+                for event in events:
+                    cursor = event["index"]
+                    for shown in redact_events([event], seat):
+                        yield f"id: {cursor}\ndata: {orjson.dumps(shown).decode()}\n\n"
+                    if event["type"] == "match_over":
+                        return
+
+        return generate()
 
     # -- writing ---------------------------------------------------------------
     def create(

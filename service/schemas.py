@@ -88,6 +88,22 @@ class EventsSchema(Schema):
 class EventsQuerySchema(Schema):
     after = fields.Integer(load_default=0, validate=validate.Range(min=0))
     limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=1000))
+    wait = fields.Float(
+        load_default=0,
+        validate=validate.Range(min=0, max=30),
+        metadata={
+            "description": "long-poll: wait up to this many seconds (at most 30) for "
+            "an event you may see; answers as soon as one exists"
+        },
+    )
+
+
+class StreamQuerySchema(Schema):
+    after = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0),
+        metadata={"description": "start after this event index (Last-Event-ID wins)"},
+    )
 
 
 class GameSchema(Schema):

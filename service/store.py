@@ -67,21 +67,35 @@ def idempotency_key(match_id: str, owner: str, key: str) -> str:
     return f"m:{{{match_id}}}:idem:{digest}"
 
 
-def connect(url: str) -> redis.Redis:
-    """A client with bounded retries on connection errors and timeouts."""
-    return redis.Redis.from_url(
+def connect(url: str, socket_timeout: float = 5, max_connections: int = 200) -> redis.Redis:
+    """A client with bounded retries on connection errors and timeouts.
+
+    Its pool is bounded and blocking: past ``max_connections`` a request
+    waits (up to 5 s) for a free connection instead of failing.
+    """
+    pool = redis.BlockingConnectionPool.from_url(
         url,
+        max_connections=max_connections,
+        timeout=5,
         retry=Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
         retry_on_error=[redis.ConnectionError, redis.TimeoutError],
-        socket_timeout=5,
+        socket_timeout=socket_timeout,
         socket_connect_timeout=2,
         health_check_interval=30,
     )
+    return redis.Redis(connection_pool=pool)
 
 
 class Store:
-    def __init__(self, client: redis.Redis, idempotency_ttl: int = 24 * 3600) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        idempotency_ttl: int = 24 * 3600,
+        blocking: redis.Redis | None = None,
+    ) -> None:
         self.client = client
+        # Blocking reads wait longer than the normal socket timeout allows.
+        self.blocking = blocking or client
         self.idempotency_ttl = idempotency_ttl
         self._commit = client.register_script(COMMIT)
 
@@ -122,13 +136,27 @@ class Store:
         version, _ = self._commit(keys=keys, args=args)
         return int(version) or None
 
-    def events(self, match_id: str, after: int, limit: int) -> list[dict[str, Any]]:
-        """Events number ``after + 1`` on, at most ``limit``, each with its ``index``."""
-        entries = self.client.xrange(log_key(match_id), f"0-{after + 1}", "+", count=limit)
+    def events(
+        self, match_id: str, after: int, limit: int, block_ms: int = 0
+    ) -> list[dict[str, Any]]:
+        """Events number ``after + 1`` on, at most ``limit``, each with its ``index``.
+
+        With ``block_ms``, wait up to that long for the first one to exist.
+        """
+        if block_ms <= 0:
+            entries = self.client.xrange(log_key(match_id), f"0-{after + 1}", "+", count=limit)
+        else:
+            found = self.blocking.xread(
+                {log_key(match_id): f"0-{after}"}, count=limit, block=block_ms
+            )
+            entries = found[0][1] if found else []
         return [
             {"index": int(entry_id.split(b"-")[1]), **orjson.loads(fields[b"e"])}
             for entry_id, fields in entries
         ]
+
+    def exists(self, match_id: str) -> bool:
+        return bool(self.client.exists(match_key(match_id)))
 
     def ready(self) -> bool:
         """Redis answers and the commit script is loaded (loading it if not)."""

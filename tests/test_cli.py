@@ -16,30 +16,37 @@ from service.embedded import free_port
 LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
 
 
-def start(data_dir: Path, port: int, env: dict[str, str]) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [LUDOTHEQUE, "serve", "--port", str(port), "--data-dir", str(data_dir), "--workers", "2"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+def start(data_dir: Path, port: int, env: dict[str, str], workers: int = 2) -> subprocess.Popen:
+    """`ludotheque serve` in its own session; its stderr goes to ``<data_dir>.log``."""
+    log_path = data_dir.with_name(data_dir.name + ".log")
+    command = [LUDOTHEQUE, "serve", "--port", str(port), "--data-dir", str(data_dir)]
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            [*command, "--workers", str(workers)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+        )
+    process.log_path = log_path
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
             if requests.get(f"http://127.0.0.1:{port}/v1/games", timeout=1).ok:
                 return process
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.1)
     process.kill()
-    raise AssertionError(process.stderr.read().decode() if process.stderr else "no start")
+    raise AssertionError(f"no start:\n{log_path.read_text()}")
 
 
 def interrupt(process: subprocess.Popen) -> str:
-    """Ctrl-C, as a terminal sends it: SIGINT to the whole foreground group."""
+    """Ctrl-C, as a terminal sends it: SIGINT to the whole foreground group.
+
+    Returns what the server wrote on stderr."""
     os.killpg(process.pid, signal.SIGINT)
-    _, err = process.communicate(timeout=30)
-    return err.decode()
+    process.wait(timeout=30)
+    return process.log_path.read_text()
 
 
 def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
