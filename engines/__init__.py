@@ -29,9 +29,10 @@ def get_game(name: str) -> Game:
 
 def _register_all() -> None:
     from engines.dekal import GAME as DEKAL
+    from engines.gaudi import GAME as GAUDI
     from engines.pacal import GAME as PACAL
 
-    for game in (DEKAL, PACAL):
+    for game in (DEKAL, PACAL, GAUDI):
         register(game)
 
 
