@@ -1,0 +1,33 @@
+# syntax=docker/dockerfile:1
+# Ludothèque: the API (default command) and the worker (`worker`) in one image.
+# It embeds no Redis: REDIS_URL is required. Install and start steps live in
+# scripts/container.sh, which CI runs outside Docker (tests/deploy).
+
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY engines ./engines
+COPY service ./service
+COPY scripts/container.sh ./scripts/container.sh
+RUN sh scripts/container.sh install /opt/ludotheque /src
+
+FROM python:3.11-slim AS runtime
+ENV PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    LUDOTHEQUE_PREFIX=/opt/ludotheque \
+    LUDOTHEQUE_BIND=0.0.0.0:8000 \
+    PATH=/opt/ludotheque/bin:$PATH
+# A fixed numeric id, so that Kubernetes' runAsNonRoot can check it.
+RUN groupadd --system --gid 10001 ludotheque \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home \
+        --home-dir /nonexistent --shell /usr/sbin/nologin ludotheque
+COPY --from=build /opt/ludotheque /opt/ludotheque
+WORKDIR /opt/ludotheque
+USER 10001:10001
+EXPOSE 8000
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["/opt/ludotheque/bin/container.sh", "healthcheck"]
+ENTRYPOINT ["/opt/ludotheque/bin/container.sh"]
+CMD ["start"]
