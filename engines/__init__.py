@@ -29,10 +29,11 @@ def get_game(name: str) -> Game:
 
 def _register_all() -> None:
     from engines.dekal import GAME as DEKAL
+    from engines.ducale import GAME as DUCALE
     from engines.gaudi import GAME as GAUDI
     from engines.pacal import GAME as PACAL
 
-    for game in (DEKAL, PACAL, GAUDI):
+    for game in (DEKAL, PACAL, GAUDI, DUCALE):
         register(game)
 
 
