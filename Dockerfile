@@ -14,7 +14,10 @@ COPY scripts/container.sh ./scripts/container.sh
 RUN sh scripts/container.sh install /opt/ludotheque /src
 
 FROM python:3.11-slim AS runtime
-ENV PYTHONUNBUFFERED=1 \
+# HOME: the user has none and the root filesystem may be read-only; what
+# tools keep there (gunicorn's control socket) goes to the writable /tmp.
+ENV HOME=/tmp \
+    PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     LUDOTHEQUE_PREFIX=/opt/ludotheque \
     LUDOTHEQUE_BIND=0.0.0.0:8000 \

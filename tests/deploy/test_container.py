@@ -161,13 +161,20 @@ def image(dockerfile, tmp_path_factory) -> Image:
     assert done.returncode == 0, done.stderr[-4000:]
     assert time.monotonic() - started < 120, "the install step stays quick"
 
+    # The image's user has no home (/nonexistent) on a read-only root, and only
+    # /tmp is writable: a path below a regular file stands for the rest, since
+    # it cannot be created, not even by root, which runs these tests.
+    (root / "read-only").write_text("")
+    tmp = root / "tmp"
+    tmp.mkdir()
     runtime_env = {
         "PATH": os.environ["PATH"],
-        "HOME": str(root),
+        "HOME": str(root / "read-only" / "nonexistent"),
         "LANG": "C.UTF-8",
-        "TMPDIR": str(root),
+        "TMPDIR": str(tmp),
     }
     for name, value in runtime.env().items():
+        value = re.sub(r"^/tmp(?=/|$)", str(tmp), value)
         value = value.replace(IMAGE_PREFIX, str(prefix))
         runtime_env[name] = value.replace("$PATH", os.environ["PATH"])
     (entrypoint,) = runtime.all("ENTRYPOINT")
@@ -357,6 +364,38 @@ def test_image_serves_a_match_and_stops_cleanly_on_sigterm(image, redis_url, tmp
         output = log.read()
         log.close()
     assert code == 0, output[-4000:]
-    assert "Traceback" not in output, output[-4000:]
+    assert "Traceback" not in output and "[ERROR]" not in output, output[-4000:]
     stopped = subprocess.run(image.healthcheck, env=env, timeout=30)
     assert stopped.returncode != 0, "the HEALTHCHECK fails once the server is gone"
+
+
+def test_image_worker_runs_until_sigterm(image, redis_url, tmp_path):
+    ludotheque = str(image.prefix / "bin" / "ludotheque")
+    known = subprocess.run([ludotheque, "worker", "--help"], env=image.env, capture_output=True)
+    if known.returncode != 0:
+        pytest.skip("`ludotheque worker` does not exist yet")
+    command = [*image.command[:-1], "worker"]
+    log = (tmp_path / "worker.log").open("w+")
+    worker = subprocess.Popen(
+        command,
+        cwd=image.prefix,
+        env={**image.env, "REDIS_URL": redis_url},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        time.sleep(2)
+        assert worker.poll() is None, "the worker keeps running"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            code = worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+            raise
+        log.seek(0)
+        output = log.read()
+        log.close()
+    assert code == 0, output[-4000:]
+    assert "Traceback" not in output, output[-4000:]
