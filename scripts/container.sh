@@ -92,7 +92,7 @@ if ":" in host:
 try:
     with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=3) as answer:
         sys.exit(0 if answer.status == 200 else 1)
-except OSError:
+except (OSError, ValueError):  # refused, timed out, or a bind that is no URL
     sys.exit(1)
 EOF
 }

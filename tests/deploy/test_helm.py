@@ -314,7 +314,7 @@ def parse_pipe(source: str) -> Pipe:
 
 def _pipe(tokens: list[tuple[str, str]]) -> tuple[Pipe, list[tuple[str, str]]]:
     declare: list[str] = []
-    names = [t for t in tokens[:4]]
+    names = tokens[:4]
     if len(names) >= 2 and names[0][0] == "var" and names[1] == ("declare", ":="):
         declare, tokens = [names[0][1]], tokens[2:]
     elif (
