@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from marshmallow import Schema
 
-from engines.dekal import rules, schemas
+from engines.dekal import bots, rules, schemas
 
 
 class DekalGame:
@@ -30,6 +30,14 @@ class DekalGame:
     apply = staticmethod(rules.apply)
     view = staticmethod(rules.view)
     outcome = staticmethod(rules.outcome)
+
+    # The bots (engines/ai): what a seat cannot see, resampled; the game's
+    # own heuristics and search hooks.
+    determinize = staticmethod(rules.determinize)
+    evaluate = staticmethod(bots.evaluate)
+    greedy = staticmethod(bots.greedy)
+    rollout_action = staticmethod(bots.rollout_action)
+    playout_value = staticmethod(bots.playout_value)
 
 
 GAME = DekalGame()

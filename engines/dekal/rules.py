@@ -17,6 +17,9 @@ nowhere else:
 - ``choices[seat]``: a seat's reveal choice, known only to that seat until
   every seat has chosen (then the cards are revealed and choices cleared).
 
+``determinize(state, seat, rng)`` resamples exactly these (and the seed of
+later deals) for the bots' search.
+
 Events returned by ``apply`` (all public: once revealed, a value is seen by
 everyone; nothing secret is ever in an event):
 
@@ -54,7 +57,10 @@ Decisions taken where RULES.md and the rulebooks are silent:
 
 from __future__ import annotations
 
+import random
 from typing import Any
+
+import orjson
 
 from engines.core import Action, Event, IllegalAction, Seat, State, seeded_rng
 
@@ -258,6 +264,38 @@ def outcome(state: State) -> dict[str, Any] | None:
         "manche_scores": [list(m["scores"]) for m in manches],
         "manches": len(manches),
     }
+
+
+def determinize(state: State, seat: Seat | None, rng: random.Random) -> State:
+    """A new state that ``seat`` (None: a spectator) cannot tell from ``state``.
+
+    Face-down cards are unknown to everyone, their owner included, so every
+    face-down value and the reserve are one pool: the 100 cards minus those
+    face up, in the centre or drawn from the reserve. The pool is dealt anew
+    (from its sorted list, so the result depends only on what ``seat`` sees
+    and on ``rng``); other seats' secret reveal choices become random
+    face-down positions; the generator of later deals is reseeded.
+    ``state`` is left untouched.
+    """
+    new: State = orjson.loads(orjson.dumps(state))
+    cells = [
+        (s, r, c)
+        for s, face_up in enumerate(new["face_up"])
+        for r in range(SIZE)
+        for c in range(SIZE)
+        if new["grids"][s][r][c] is not None and not face_up[r][c]
+    ]
+    pool = sorted([new["grids"][s][r][c] for s, r, c in cells] + new["reserve"])
+    rng.shuffle(pool)
+    for (s, r, c), value in zip(cells, pool, strict=False):
+        new["grids"][s][r][c] = value
+    new["reserve"] = pool[len(cells) :]
+    for s, choice in enumerate(new["choices"]):
+        if choice is not None and s != seat:
+            row, col = rng.choice([(r, c) for t, r, c in cells if t == s])
+            new["choices"][s] = {"row": row, "col": col}
+    new["rng"] = rng.getrandbits(63)
+    return new
 
 
 # -- private helpers -------------------------------------------------------

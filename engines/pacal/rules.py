@@ -12,6 +12,11 @@ base. A slot holds 0, 1 or 2 face-up cards, bottom to top; its visible value
 is its topmost card, and visible values strictly decrease with the slot
 number.
 
+Hidden information: ``hands`` (each seen by its owner only), ``foundations``
+(only their first cards, the tops, are public, in ``foundation_tops``), the
+solitaire's ``pile``, and ``rng``; ``determinize(state, seat, rng)``
+resamples them for the bots' search.
+
 Decisions taken where RULES.md and the rulebook are silent:
 
 - A manche is decided as soon as someone is stuck: when the chosen card is
@@ -35,7 +40,10 @@ Decisions taken where RULES.md and the rulebook are silent:
 
 from __future__ import annotations
 
+import random
 from typing import Any
+
+import orjson
 
 from engines.core import Action, Event, IllegalAction, Seat, State, seeded_rng
 
@@ -318,6 +326,39 @@ def _player_view(state: State, s: Seat, viewer: Seat | None, acting: bool) -> di
         "filled": filled_slots(pyramid),
         "spread": spread(pyramid),
     }
+
+
+def determinize(state: State, seat: Seat | None, rng: random.Random) -> State:
+    """A new state that ``seat`` (None: a spectator) cannot tell from ``state``.
+
+    What nobody but their owner has seen (the other hand) and what nobody has
+    seen (the foundations below their public tops, the solitaire's pile and
+    whole foundation) form one pool, dealt anew from its sorted list so that
+    the result depends only on what ``seat`` sees and on ``rng``. Hand sizes
+    stay, hands stay sorted, and the generator of later deals is reseeded.
+    ``state`` is left untouched.
+    """
+    new: State = orjson.loads(orjson.dumps(state))
+    if new["mode"] == MODE_SOLITAIRE:
+        pool = sorted(new["foundations"][0] + new["pile"])
+        rng.shuffle(pool)
+        new["foundations"] = [pool[:N_SLOTS]]
+        new["pile"] = pool[N_SLOTS:]
+    else:
+        hidden = [s for s in range(2) if s != seat]
+        pool = sorted(
+            [card for s in hidden for card in new["hands"][s]]
+            + [card for foundation in new["foundations"] for card in foundation[1:]]
+        )
+        rng.shuffle(pool)
+        for s in hidden:
+            size = len(new["hands"][s])
+            new["hands"][s], pool = sorted(pool[:size]), pool[size:]
+        for foundation in new["foundations"]:
+            size = len(foundation) - 1
+            foundation[1:], pool = pool[:size], pool[size:]
+    new["rng"] = rng.getrandbits(63)
+    return new
 
 
 # --- Construction rule (public helpers) -----------------------------------

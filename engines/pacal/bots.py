@@ -1,0 +1,341 @@
+"""Pacal's own bot knowledge: an evaluation, a greedy policy, search hooks.
+
+A pyramid is judged by how many slots it fills and by how easily its empty
+slots can still be filled: each run of ``k`` empty slots between two visible
+values has ``room`` cards still unplaced that would fit between them, and
+``log C(room, k)`` (the log of the number of ways to complete it) rewards
+gaps whose room matches their size; a run with less room than slots is
+dead until a cover frees it. A seat's value is its pyramid's score minus
+the other's, plus the manches won, with the decision under way (the offer
+to choose from, the cards to place) resolved by each side's best reply.
+
+Only public information is read (pyramids, offer, cards to place, manches
+won), except the seat's own last card: values are the same in every world
+the seat cannot tell apart.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from functools import cache
+
+from engines.ai.policies import one_ply
+from engines.core import Action, Game, Seat, State
+from engines.pacal.rules import (
+    CHOOSE,
+    LAST_CARD,
+    MAX_FACE_UP,
+    MODE_SOLITAIRE,
+    N_CARDS,
+    N_SLOTS,
+    OFFER,
+    OVER,
+    PLACE,
+    outcome,
+)
+
+FILL_WEIGHT = 4.0  # one more filled slot
+DEAD_WEIGHT = 8.0  # per slot a run lacks room for
+MANCHE_WEIGHT = 100.0  # one manche won
+MATCH_WEIGHT = 1000.0  # the match
+VALUE_SCALE = 8.0  # pyramid score difference worth about 73% of a manche
+SEARCH_OFFERS = 6  # offers the search considers, the best by the evaluation
+HORIZON_OFFERS = 2  # playouts stop this many offers after the searched state
+
+Pyramid = list[list[int]]
+
+
+# -- evaluation ------------------------------------------------------------
+
+
+def evaluate(state: State, seat: Seat) -> float:
+    """``seat``'s pyramid score minus the other's, plus manches won.
+
+    In the choose phase the chooser takes the card best for them, and cards
+    waiting to be placed go to their best slot; a card that fits nowhere
+    loses the manche. Solitaire: the score of the pyramid.
+    """
+    if state["mode"] == MODE_SOLITAIRE:
+        return _solitaire_value(state)
+    if state["phase"] == OVER:
+        return MATCH_WEIGHT if outcome(state)["winners"] == [seat] else -MATCH_WEIGHT
+    won = state["manches_won"]
+    value = MANCHE_WEIGHT * (won[seat] - won[1 - seat])
+    available = _available_prefix(state["pyramids"])
+    return value + _manche_value(state, seat, available)
+
+
+def pyramid_score(pyramid: Pyramid, available: list[int]) -> float:
+    """Filled slots, and ``log C(room, k)`` over each run of empty slots.
+
+    ``available[x]`` counts the unplaced cards up to ``x``, so the room
+    between visible values ``low < high`` is ``available[high - 1] -
+    available[low]``.
+    """
+    score = 0.0
+    run = 0
+    high = N_CARDS + 1
+    for stack in pyramid:
+        if not stack:
+            run += 1
+            continue
+        score += FILL_WEIGHT
+        visible = stack[-1]
+        if run:
+            score += _run_score(available[high - 1] - available[visible], run)
+            run = 0
+        high = visible
+    if run:
+        score += _run_score(available[high - 1], run)
+    return score
+
+
+def openings(pyramid: Pyramid, covering: bool = True) -> list[tuple[int, int, int]]:
+    """``(slot, low, high)`` for each slot that may take a card ``low < card
+    < high``: ``rules.fitting_slots`` for every card at once."""
+    visible = [stack[-1] if stack else None for stack in pyramid]
+    result = []
+    high = N_CARDS + 1
+    for slot, stack in enumerate(pyramid):
+        if not stack or (covering and len(stack) < MAX_FACE_UP):
+            low = next((v for v in visible[slot + 1 :] if v is not None), 0)
+            result.append((slot, low, high))
+        if stack:
+            high = stack[-1]
+    return result
+
+
+def best_slot(
+    pyramid: Pyramid,
+    card: int,
+    available: list[int],
+    opened: list[tuple[int, int, int]] | None = None,
+) -> tuple[int | None, float]:
+    """The slot where ``card`` leaves the best pyramid, and that score
+    (None and minus infinity when it fits nowhere). ``opened``: the
+    pyramid's ``openings``, when already known."""
+    best: tuple[int | None, float] = (None, -math.inf)
+    for slot, low, high in opened if opened is not None else openings(pyramid):
+        if not low < card < high:
+            continue
+        pyramid[slot].append(card)
+        score = pyramid_score(pyramid, available)
+        pyramid[slot].pop()
+        if score > best[1]:
+            best = (slot, score)
+    return best
+
+
+# -- policies --------------------------------------------------------------
+
+
+def greedy(state: State, seat: Seat, rng: random.Random) -> Action:
+    """One ply: each legal action on a determinized copy, kept by ``evaluate``
+    (which resolves the other side's reply to an offer, the placements)."""
+    return one_ply(_game(), state, seat, rng, evaluate)
+
+
+def ranked_offers(state: State, seat: Seat) -> list[tuple[float, Action]]:
+    """Every offer of ``seat``'s hand with its value for ``seat`` once the
+    other side takes the card best for them and both place at their best
+    slot (what ``evaluate`` makes of the offer, less the constant part),
+    best first."""
+    pyramids = state["pyramids"]
+    available = _available_prefix(pyramids)
+    hand = state["hands"][seat]
+    mine_open, theirs_open = openings(pyramids[seat]), openings(pyramids[1 - seat])
+    mine = [best_slot(pyramids[seat], card, available, mine_open)[1] for card in hand]
+    theirs = [best_slot(pyramids[1 - seat], card, available, theirs_open)[1] for card in hand]
+    ranked = [
+        (
+            min(_split(mine[j], theirs[i]), _split(mine[i], theirs[j])),
+            {"type": "offer", "cards": [hand[i], hand[j]]},
+        )
+        for i in range(len(hand))
+        for j in range(i + 1, len(hand))
+    ]
+    ranked.sort(key=lambda pair: -pair[0])
+    return ranked
+
+
+def search_actions(state: State, seat: Seat) -> list[Action]:
+    """The actions the search considers: the ``SEARCH_OFFERS`` best offers
+    (of up to 105), every action otherwise."""
+    if state["mode"] != MODE_SOLITAIRE and state["phase"] == OFFER:
+        return [action for _, action in ranked_offers(state, seat)[:SEARCH_OFFERS]]
+    return _game().legal_actions(state, seat)
+
+
+def rollout_action(state: State, seat: Seat, rng: random.Random) -> Action:
+    """Playouts, fast: one of the two best offers; the card whose split is
+    better; the best slot; the last card if it fits."""
+    phase = state["phase"]
+    pyramids = state["pyramids"]
+    if state["mode"] == MODE_SOLITAIRE:
+        return _solitaire_rollout(state, _available_prefix(pyramids))
+    if phase == OFFER:
+        return rng.choice(ranked_offers(state, seat)[:2])[1]
+    available = _available_prefix(pyramids)
+    if phase == CHOOSE:
+        a, b = state["offer"]["cards"]
+        take_a = _split_value(pyramids, seat, a, b, seat, available)
+        take_b = _split_value(pyramids, seat, b, a, seat, available)
+        return {"type": "choose", "card": a if take_a >= take_b else b}
+    card = state["to_place"][seat] if phase == PLACE else state["hands"][seat][0]
+    slot, _ = best_slot(pyramids[seat], card, available)
+    if slot is None:
+        return {"type": "pass"}
+    return {"type": "place", "slot": slot}
+
+
+def playout_value(start: State, state: State) -> list[float] | None:
+    """Stop a playout when the manche under search is decided, or
+    ``HORIZON_OFFERS`` offers after ``start``: each seat's chance of winning
+    the match, from the manches won and (mid-manche) the evaluation's
+    chance of winning this manche."""
+    if state["mode"] == MODE_SOLITAIRE:
+        if state["phase"] != OVER:
+            return None
+        return [1.0 if outcome(state)["winners"] else 0.0]
+    if state["phase"] == OVER:
+        winner = outcome(state)["winners"][0]
+        return [1.0 if s == winner else 0.0 for s in range(2)]
+    target = state["manches_to_win"]
+    need = [target - won for won in state["manches_won"]]
+    if state["manche"] != start["manche"]:
+        first = match_chance(need[0], need[1])
+        return [first, 1.0 - first]
+    if state["phase"] != OFFER or state["offers_made"] < start["offers_made"] + HORIZON_OFFERS:
+        return None
+    manche = _manche_value(state, 0, _available_prefix(state["pyramids"]))
+    p = 1.0 / (1.0 + math.exp(-manche / VALUE_SCALE))
+    first = p * match_chance(need[0] - 1, need[1]) + (1 - p) * match_chance(need[0], need[1] - 1)
+    return [first, 1.0 - first]
+
+
+@cache
+def match_chance(need: int, other_needs: int) -> float:
+    """The chance of winning ``need`` manches before the other wins
+    ``other_needs``, each manche won with probability 1/2."""
+    if need <= 0:
+        return 1.0
+    if other_needs <= 0:
+        return 0.0
+    return 0.5 * (match_chance(need - 1, other_needs) + match_chance(need, other_needs - 1))
+
+
+# -- private helpers -------------------------------------------------------
+
+
+@cache
+def _log_ways(room: int, slots: int) -> float:
+    return math.lgamma(room + 1) - math.lgamma(slots + 1) - math.lgamma(room - slots + 1)
+
+
+def _run_score(room: int, slots: int) -> float:
+    if room < slots:
+        return -DEAD_WEIGHT * (slots - room)
+    return _log_ways(room, slots)
+
+
+def _available_prefix(pyramids: list[Pyramid]) -> list[int]:
+    """``prefix[x]``: how many cards 1..x lie in no pyramid."""
+    placed = [False] * (N_CARDS + 1)
+    for pyramid in pyramids:
+        for stack in pyramid:
+            for card in stack:
+                placed[card] = True
+    prefix = [0] * (N_CARDS + 1)
+    for x in range(1, N_CARDS + 1):
+        prefix[x] = prefix[x - 1] + (not placed[x])
+    return prefix
+
+
+def _manche_value(state: State, seat: Seat, available: list[int]) -> float:
+    """The pyramid difference once the decision under way is resolved."""
+    pyramids = state["pyramids"]
+    phase = state["phase"]
+    if phase == CHOOSE:
+        chooser = 1 - state["active"]
+        a, b = state["offer"]["cards"]
+        splits = [
+            _split_value(pyramids, chooser, mine, other, seat, available)
+            for mine, other in ((a, b), (b, a))
+        ]
+        return max(splits) if chooser == seat else min(splits)
+    scores = []
+    for s in range(2):
+        card = None
+        if phase == PLACE and state["pending"][s]:
+            card = state["to_place"][s]
+        elif phase == LAST_CARD and state["pending"][s] and s == seat:
+            card = state["hands"][s][0]
+        scores.append(_placed_score(pyramids[s], card, available, optional=phase == LAST_CARD))
+    return scores[seat] - scores[1 - seat]
+
+
+def _split_value(
+    pyramids: list[Pyramid],
+    chooser: Seat,
+    taken: int,
+    left: int,
+    seat: Seat,
+    available: list[int],
+) -> float:
+    """``seat``'s value when ``chooser`` takes ``taken`` and the offerer gets ``left``."""
+    cards = [0, 0]
+    cards[chooser], cards[1 - chooser] = taken, left
+    scores = [best_slot(pyramids[s], cards[s], available)[1] for s in range(2)]
+    return _split(scores[seat], scores[1 - seat])
+
+
+def _split(mine: float, theirs: float) -> float:
+    """The value of both placements' best scores: a card that fits nowhere
+    (minus infinity) loses the manche; both stuck: a void manche."""
+    if mine == -math.inf:
+        return 0.0 if theirs == -math.inf else -MANCHE_WEIGHT
+    if theirs == -math.inf:
+        return MANCHE_WEIGHT
+    return mine - theirs
+
+
+def _placed_score(
+    pyramid: Pyramid, card: int | None, available: list[int], optional: bool
+) -> float:
+    score = pyramid_score(pyramid, available)
+    if card is None:
+        return score
+    placed = best_slot(pyramid, card, available)[1]
+    return max(score, placed) if optional else placed
+
+
+def _solitaire_value(state: State) -> float:
+    if state["phase"] == OVER:
+        return MATCH_WEIGHT if outcome(state)["winners"] else -MATCH_WEIGHT
+    pyramid = state["pyramids"][0]
+    return pyramid_score(pyramid, _available_prefix([pyramid])) - N_SLOTS
+
+
+def _solitaire_rollout(state: State, available: list[int]) -> Action:
+    """Place the drawn card where it leaves the best pyramid, if that is
+    better than setting it aside."""
+    pyramid = state["pyramids"][0]
+    card = state["drawn"]
+    best: tuple[float, Action] = (pyramid_score(pyramid, available), {"type": "discard"})
+    for slot, low, high in openings(pyramid, covering=False):
+        if not low < card < high:
+            continue
+        pyramid[slot].append(card)
+        score = pyramid_score(pyramid, available)
+        pyramid[slot].pop()
+        if score > best[0]:
+            best = (score, {"type": "place", "slot": slot})
+    return best[1]
+
+
+def _game() -> Game:
+    """The engine object (imported late: ``engines.pacal`` imports this module)."""
+    from engines.pacal import GAME
+
+    return GAME
