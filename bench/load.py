@@ -1,0 +1,836 @@
+"""Load benchmark: Ludothèque against its floor, over loopback HTTP (not a test).
+
+Starts a Redis (``$REDIS_URL`` if it is a loopback one, else a private
+server), ``ludotheque serve --workers N`` (the production gunicorn
+configuration, ``service/gunicorn_conf.py``, gevent workers) and then, under
+that same configuration, the bare Flask baseline of ``bench/baseline_app.py``.
+K simulated clients, each on its own keep-alive connection, drive them in
+phases of ``--seconds`` each (after a short warm-up):
+
+- ``play``: real matches of every game (client i plays game i mod 4, two
+  players): create, then view, legal actions and one action, until the end;
+- ``action``: actions as fast as they go, from a random playout computed
+  before the phase (so the client does no engine work), over fresh matches;
+- ``view``: the match as a seat sees it, again and again;
+- ``rmw`` and ``get``: the baseline's Lua read-modify-write and GET;
+- ``half``: ``play`` paced at half the request rate ``play`` reached.
+
+It prints, per phase and endpoint, requests/s, p50/p95/p99 latency and
+errors, then the ratios (action vs read-modify-write, view vs GET) and the
+action p99 at half load; ``--json PATH`` writes them all. It also counts the
+Redis round trips per request and the Redis memory per match (every game at
+its largest player count), in process, with Flask's test client::
+
+    python -m bench.load --seconds 10 --json bench-load.json
+    python -m bench.load --seconds 3 --clients 16 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import multiprocessing
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import orjson
+import redis
+import requests
+
+from bench import baseline_app
+from engines import GAMES
+from service.embedded import EmbeddedRedis, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+GUNICORN_CONF = ROOT / "service" / "gunicorn_conf.py"
+HOST = "127.0.0.1"
+GAME_NAMES = sorted(GAMES)
+PLAYERS = 2  # every game takes two; the costs below use each game's largest count
+# Ducale to 500 points runs to thousands of actions: a shorter target keeps
+# matches (and the log each one grows) comparable with the other games'.
+OPTIONS: dict[str, dict[str, Any]] = {"ducale": {"target_score": 100}}
+PHASES = ("play", "action", "view", "rmw", "get", "half")
+TARGETS = {"action_vs_rmw": 0.7, "view_vs_get": 0.8, "action_p99_ms_at_half_load": 25.0}
+
+
+# -- a small HTTP/1.1 client: keep-alive, Content-Length bodies only -------------
+class Http:
+    """One keep-alive connection; ``request`` returns (status, body).
+
+    The load generator shares two cores with the server, so it parses no
+    more of a response than it needs.
+    """
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.host_header = f"Host: {HOST}:{port}\r\n".encode()
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(
+        self, method: bytes, path: str, body: bytes = b"", headers: bytes = b""
+    ) -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(HOST, self.port)
+        assert self.reader is not None
+        head = b"%s %s HTTP/1.1\r\n%s%s" % (method, path.encode(), self.host_header, headers)
+        if body:
+            head += b"Content-Type: application/json\r\nContent-Length: %d\r\n" % len(body)
+        try:
+            self.writer.write(head + b"\r\n" + body)
+            raw = await self.reader.readuntil(b"\r\n\r\n")
+            status = int(raw[9:12])
+            length = 0
+            close = False
+            for line in raw.lower().split(b"\r\n")[1:]:
+                if line.startswith(b"content-length:"):
+                    length = int(line[15:])
+                elif line.startswith(b"connection:") and b"close" in line:
+                    close = True
+                elif line.startswith(b"transfer-encoding:"):
+                    raise ValueError("chunked answers are not expected here")
+            data = await self.reader.readexactly(length) if length else b""
+        except BaseException:
+            self.close()
+            raise
+        if close:
+            self.close()
+        return status, data
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+
+# -- recording --------------------------------------------------------------------
+@dataclass
+class Recording:
+    """Latencies (s) per endpoint of the requests started in the window."""
+
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+
+    def merge(self, other: Recording) -> None:
+        for name, values in other.latencies.items():
+            self.latencies[name].extend(values)
+        for name, counts in other.errors.items():
+            self.errors[name].update(counts)
+
+
+class Pacer:
+    """Spaces requests ``1/rate`` apart across all clients of a process; a
+    client that is late sends at once, and no debt accumulates."""
+
+    def __init__(self, rate: float) -> None:
+        self.interval = 1 / rate
+        self.next = 0.0
+
+    async def wait(self) -> None:
+        now = time.monotonic()
+        slot = max(self.next, now)
+        self.next = slot + self.interval
+        if slot > now:
+            await asyncio.sleep(slot - now)
+
+
+@dataclass
+class Client:
+    index: int
+    http: Http
+    recording: Recording
+    window: tuple[float, float]  # monotonic start and end of the measured window
+    pacer: Pacer | None
+    prepared: Any = None  # what the workload set up before the phase
+
+    @property
+    def running(self) -> bool:
+        return time.monotonic() < self.window[1]
+
+    async def call(
+        self,
+        endpoint: str | None,
+        method: bytes,
+        path: str,
+        body: bytes = b"",
+        headers: bytes = b"",
+        also: str | None = None,
+    ) -> tuple[int, bytes]:
+        """One timed request; ``endpoint`` None: not recorded (set-up)."""
+        if self.pacer is not None and endpoint is not None:
+            await self.pacer.wait()
+        start = time.monotonic()
+        try:
+            status, data = await self.http.request(method, path, body, headers)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            status, data = 0, b""
+        elapsed = time.monotonic() - start
+        if endpoint is not None and self.window[0] <= start < self.window[1]:
+            for name in (endpoint, also) if also else (endpoint,):
+                self.recording.latencies[name].append(elapsed)
+                if not 200 <= status < 300:
+                    self.recording.errors[name][status] += 1
+        return status, data
+
+
+def bearer(token: str) -> bytes:
+    return b"Authorization: Bearer %s\r\n" % token.encode()
+
+
+def game_of(index: int) -> str:
+    return GAME_NAMES[index % len(GAME_NAMES)]
+
+
+def create_body(game: str, seed: int) -> bytes:
+    body: dict[str, Any] = {"players": [{"name": f"P{i}"} for i in range(PLAYERS)], "seed": seed}
+    if game in OPTIONS:
+        body["options"] = OPTIONS[game]
+    return orjson.dumps(body)
+
+
+async def create(client: Client, game: str, seed: int) -> tuple[str, list[str], list[int]] | None:
+    status, data = await client.call(
+        "create", b"POST", f"/v1/games/{game}/matches", create_body(game, seed)
+    )
+    if status != 201:
+        return None
+    match = orjson.loads(data)
+    return match["id"], [seat["token"] for seat in match["seats"]], match["to_act"]
+
+
+# -- workloads --------------------------------------------------------------------
+async def play(client: Client) -> None:
+    """Real matches: view, legal actions, one action, until the end."""
+    game = game_of(client.index)
+    rng = random.Random(client.index)
+    while client.running:
+        created = await create(client, game, rng.getrandbits(32))
+        if created is None:
+            continue
+        match_id, tokens, to_act = created
+        url = f"/v1/games/{game}/matches/{match_id}"
+        while to_act and client.running:
+            seat = rng.choice(to_act)
+            auth = bearer(tokens[seat])
+            status, _ = await client.call("view", b"GET", url, headers=auth)
+            if status != 200:
+                break
+            status, data = await client.call("legal", b"GET", url + "/legal-actions", headers=auth)
+            if status != 200:
+                break
+            action = rng.choice(orjson.loads(data)["actions"])
+            status, data = await client.call(
+                "action", b"POST", url + "/actions", orjson.dumps(action), auth, f"action[{game}]"
+            )
+            if status != 200:
+                break
+            to_act = orjson.loads(data)["to_act"]
+
+
+def playout(game_name: str, seed: int = 1) -> list[tuple[int, bytes]]:
+    """A random match as (seat, action JSON) pairs, for a match created with ``seed``."""
+    game = GAMES[game_name]
+    options = game.options_schema().load(OPTIONS.get(game_name, {}))
+    state = game.setup(options, PLAYERS, seed)
+    rng = random.Random(seed)
+    script = []
+    while seats := game.to_act(state):
+        seat = rng.choice(seats)
+        action = rng.choice(game.legal_actions(state, seat))
+        game.apply(state, seat, action)
+        script.append((seat, orjson.dumps(action)))
+    return script
+
+
+SCRIPTS: dict[str, list[tuple[int, bytes]]] = {}
+
+
+def script_of(game: str) -> list[tuple[int, bytes]]:
+    if game not in SCRIPTS:
+        SCRIPTS[game] = playout(game)
+    return SCRIPTS[game]
+
+
+async def scripted_actions(client: Client) -> None:
+    """Actions only, each known in advance: the server's cost of an action."""
+    game = game_of(client.index)
+    script = script_of(game)
+    while client.running:
+        created = await create(client, game, 1)
+        if created is None:
+            continue
+        match_id, tokens, _ = created
+        path = f"/v1/games/{game}/matches/{match_id}/actions"
+        for seat, action in script:
+            if not client.running:
+                break
+            status, _ = await client.call(
+                "action", b"POST", path, action, bearer(tokens[seat]), f"action[{game}]"
+            )
+            if status != 200:
+                break
+
+
+async def views(client: Client) -> None:
+    """The match as one seat sees it, a few moves in (made before the phase)."""
+    game, match_id, tokens = client.prepared
+    url = f"/v1/games/{game}/matches/{match_id}"
+    auth = [bearer(token) for token in tokens]
+    turn = 0
+    while client.running:
+        await client.call(
+            "view", b"GET", url, headers=auth[turn % len(auth)], also=f"view[{game}]"
+        )
+        turn += 1
+
+
+def prepare_views(port: int, clients: int) -> dict[int, Any]:
+    """One match per client, ten actions in, for the ``view`` phase."""
+    prepared = {}
+    with requests.Session() as http:
+        for index in range(clients):
+            game = game_of(index)
+            base = f"http://{HOST}:{port}/v1/games/{game}/matches"
+            created = http.post(base, data=create_body(game, 1), headers=JSON_HEADERS)
+            created.raise_for_status()
+            match = created.json()
+            tokens = [seat["token"] for seat in match["seats"]]
+            for seat, action in script_of(game)[:10]:
+                http.post(
+                    f"{base}/{match['id']}/actions",
+                    data=action,
+                    headers={**JSON_HEADERS, "Authorization": f"Bearer {tokens[seat]}"},
+                ).raise_for_status()
+            prepared[index] = (game, match["id"], tokens)
+    return prepared
+
+
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+async def read_modify_write(client: Client) -> None:
+    path = f"/rmw/{client.index}"
+    while client.running:
+        await client.call("rmw", b"POST", path)
+
+
+async def get(client: Client) -> None:
+    path = f"/get/{client.index}"
+    while client.running:
+        await client.call("get", b"GET", path)
+
+
+WORKLOADS: dict[str, Callable[[Client], Awaitable[None]]] = {
+    "play": play,
+    "action": scripted_actions,
+    "view": views,
+    "rmw": read_modify_write,
+    "get": get,
+    "half": play,
+}
+
+
+# -- running a phase (in one or several processes) -----------------------------------
+@dataclass
+class PhaseSpec:
+    workload: str
+    port: int
+    clients: list[int]
+    start: float  # monotonic, shared by every process (CLOCK_MONOTONIC is system-wide)
+    warmup: float
+    seconds: float
+    rate: float | None  # requests/s for this process, None: as fast as possible
+    prepared: dict[int, Any] = field(default_factory=dict)
+
+
+def run_clients(spec: PhaseSpec) -> tuple[Recording, float]:
+    """Run ``spec.clients`` in this process; the recording and the CPU seconds used."""
+    if spec.workload == "action":
+        for game in {game_of(i) for i in spec.clients}:
+            script_of(game)
+    cpu = time.process_time()
+    recording = asyncio.run(drive(spec))
+    return recording, time.process_time() - cpu
+
+
+async def drive(spec: PhaseSpec) -> Recording:
+    recording = Recording()
+    pacer = Pacer(spec.rate) if spec.rate else None
+    window = (spec.start + spec.warmup, spec.start + spec.warmup + spec.seconds)
+    delay = spec.start - time.monotonic()
+    if delay > 0:
+        await asyncio.sleep(delay)
+    clients = [
+        Client(i, Http(spec.port), recording, window, pacer, spec.prepared.get(i))
+        for i in spec.clients
+    ]
+    await asyncio.gather(*(WORKLOADS[spec.workload](client) for client in clients))
+    for client in clients:
+        client.http.close()
+    return recording
+
+
+def run_phase(
+    workload: str,
+    port: int,
+    clients: int,
+    procs: int,
+    warmup: float,
+    seconds: float,
+    rate: float | None = None,
+) -> dict[str, Any]:
+    groups = [list(range(clients))[p::procs] for p in range(procs)]
+    prepared = prepare_views(port, clients) if workload == "view" else {}
+    # Spawned processes need a moment to import before the shared start.
+    start = time.monotonic() + (1.5 if procs > 1 else 0.1)
+    specs = [
+        PhaseSpec(
+            workload,
+            port,
+            group,
+            start,
+            warmup,
+            seconds,
+            rate / procs if rate else None,
+            {i: prepared[i] for i in group if i in prepared},
+        )
+        for group in groups
+    ]
+    if procs == 1:
+        results = [run_clients(specs[0])]
+    else:
+        with multiprocessing.get_context("spawn").Pool(procs) as pool:
+            results = pool.map(run_clients, specs)
+    recording = Recording()
+    for part, _ in results:
+        recording.merge(part)
+    wall = warmup + seconds
+    return {
+        "clients": clients,
+        "seconds": seconds,
+        "rate": rate,
+        "client_cpu": sum(cpu for _, cpu in results) / wall,
+        "endpoints": {
+            name: summary(values, recording.errors.get(name, Counter()), seconds)
+            for name, values in sorted(recording.latencies.items())
+        },
+    }
+
+
+def summary(latencies: list[float], errors: Counter, seconds: float) -> dict[str, Any]:
+    ordered = sorted(latencies)
+
+    def pct(p: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(len(ordered) * p))] * 1000, 2)
+
+    return {
+        "requests": len(ordered),
+        "rps": round(len(ordered) / seconds, 1),
+        "p50_ms": pct(0.50),
+        "p95_ms": pct(0.95),
+        "p99_ms": pct(0.99),
+        "errors": sum(errors.values()),
+        "error_statuses": {str(status): n for status, n in sorted(errors.items())},
+    }
+
+
+# -- servers --------------------------------------------------------------------
+@contextlib.contextmanager
+def redis_server(data_dir: Path) -> Iterator[str]:
+    url = os.environ.get("REDIS_URL")
+    if url:
+        host = urlparse(url).hostname or ""
+        loopback = host == "localhost" or (
+            host.replace(".", "").replace(":", "").isalnum() and is_loopback(host)
+        )
+        if not loopback:
+            raise SystemExit(f"REDIS_URL must be a loopback address for this benchmark: {host}")
+        yield url
+        return
+    # No persistence: the store in production is a managed Redis, and an
+    # append-only file on this shared disk would only add noise.
+    with EmbeddedRedis(data_dir, persist=False) as url:
+        yield url
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@contextlib.contextmanager
+def serving(command: list[str], env: dict[str, str], port: int, probe: str) -> Iterator[None]:
+    """Run ``command`` (in a session of its own) until the block ends."""
+    process = subprocess.Popen(
+        command,
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"{command} exited:\n{process.stderr.read().decode()}")
+            try:
+                if requests.get(f"http://{HOST}:{port}{probe}", timeout=2).status_code < 500:
+                    break
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{command} did not answer on port {port}")
+            time.sleep(0.2)
+        # The server's log is not read while it runs: drain it so it never blocks.
+        drain = subprocess.Popen(["cat"], stdin=process.stderr, stdout=subprocess.DEVNULL)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        with contextlib.suppress(NameError):
+            drain.wait(timeout=5)
+
+
+def server_env(redis_url: str, port: int, workers: int, rate_limits: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    if rate_limits:
+        # Every simulated client comes from 127.0.0.1: the limiter does its
+        # work (and its round trips) on every request, but never refuses one.
+        env["LUDOTHEQUE_RATE_LIMIT_PER_ADDRESS"] = "1000000000/minute"
+        env["LUDOTHEQUE_RATE_LIMIT_PER_TOKEN"] = "1000000000/minute"
+    else:
+        env["LUDOTHEQUE_RATE_LIMITS"] = "0"
+    env.update(
+        REDIS_URL=redis_url,
+        LUDOTHEQUE_BIND=f"{HOST}:{port}",
+        LUDOTHEQUE_WORKERS=str(workers),
+        # Matches created here need not outlive the run by much.
+        LUDOTHEQUE_FINISHED_TTL="600",
+        LUDOTHEQUE_IDLE_TTL="3600",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
+    )
+    return env
+
+
+# -- costs: round trips and memory, in process --------------------------------------
+class RoundTrips:
+    """Counts what redis-py sends while ``counting``: one packed send is one
+    round trip (a pipeline sends all its commands at once). The rate
+    limiter's (flask-limiter keys its counters ``LIMITS:...``) are counted
+    apart too."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.limiter = 0
+        self.counting = False
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[RoundTrips]:
+        original = redis.connection.AbstractConnection.send_packed_command
+        counter = self
+
+        def send(connection: Any, command: Any, check_health: bool = True) -> None:
+            if counter.counting:
+                counter.count += 1
+                packed = command if isinstance(command, bytes) else b"".join(map(bytes, command))
+                counter.limiter += b"LIMITS:" in packed
+            return original(connection, command, check_health)
+
+        redis.connection.AbstractConnection.send_packed_command = send
+        try:
+            yield self
+        finally:
+            redis.connection.AbstractConnection.send_packed_command = original
+
+    @contextlib.contextmanager
+    def measure(self) -> Iterator[None]:
+        self.counting = True
+        try:
+            yield
+        finally:
+            self.counting = False
+
+
+def match_memory(client: redis.Redis, match_id: str) -> int:
+    keys = [f"m:{{{match_id}}}", f"m:{{{match_id}}}:log"]
+    return sum(client.memory_usage(key, samples=0) or 0 for key in keys)
+
+
+def measure_costs(redis_url: str) -> dict[str, Any]:
+    """Round trips per request and Redis bytes per match, every game at its
+    largest player count, one random match each."""
+    from service.app import create_app
+
+    app = create_app(
+        {
+            "REDIS_URL": redis_url,
+            "FINISHED_TTL": 600,
+            "IDLE_TTL": 3600,
+            "RATE_LIMIT_PER_ADDRESS": "1000000000/minute",
+            "RATE_LIMIT_PER_TOKEN": "1000000000/minute",
+        }
+    )
+    http = app.test_client()
+    probe = redis.Redis.from_url(redis_url)
+    trips: dict[str, list[int]] = defaultdict(list)
+    limiter_trips: dict[str, list[int]] = defaultdict(list)
+    memory: dict[str, dict[str, int]] = {}
+    counter = RoundTrips()
+
+    def counted(endpoint: str, method: str, path: str, **kwargs: Any) -> Any:
+        before, limiter_before = counter.count, counter.limiter
+        with counter.measure():
+            answer = http.open(path, method=method, **kwargs)
+        trips[endpoint].append(counter.count - before)
+        limiter_trips[endpoint].append(counter.limiter - limiter_before)
+        return answer
+
+    with counter.installed():
+        for name in GAME_NAMES:
+            game = GAMES[name]
+            rng = random.Random(7)
+            players = game.max_players
+            body: dict[str, Any] = {"players": [{"name": f"P{i}"} for i in range(players)]}
+            body["seed"] = 7
+            if name in OPTIONS:
+                body["options"] = OPTIONS[name]
+            # The first request loads the Lua scripts: leave it out.
+            http.post(f"/v1/games/{name}/matches", json=body)
+            match = counted("create", "POST", f"/v1/games/{name}/matches", json=body).get_json()
+            url = f"/v1/games/{name}/matches/{match['id']}"
+            tokens = [seat["token"] for seat in match["seats"]]
+            sizes = [match_memory(probe, match["id"])]
+            to_act = match["to_act"]
+            while to_act:
+                headers = {"Authorization": f"Bearer {tokens[rng.choice(to_act)]}"}
+                counted("view", "GET", url, headers=headers)
+                legal = counted("legal", "GET", url + "/legal-actions", headers=headers)
+                action = rng.choice(legal.get_json()["actions"])
+                played = counted("action", "POST", url + "/actions", json=action, headers=headers)
+                assert played.status_code == 200, played.get_data(as_text=True)
+                to_act = played.get_json()["to_act"]
+                sizes.append(match_memory(probe, match["id"]))
+            memory[name] = {
+                "players": players,
+                "actions": len(sizes) - 1,
+                "bytes_at_start": sizes[0],
+                "bytes_peak": max(sizes),
+                "bytes_at_end": sizes[-1],
+            }
+    probe.close()
+    return {
+        "round_trips": {
+            endpoint: {
+                "mean": round(sum(v) / len(v), 2),
+                "max": max(v),
+                "rate_limiter_mean": round(sum(limiter_trips[endpoint]) / len(v), 2),
+            }
+            for endpoint, v in sorted(trips.items())
+        },
+        "memory": memory,
+    }
+
+
+# -- reporting --------------------------------------------------------------------
+def report_phase(name: str, phase: dict[str, Any], out: Callable[[str], None]) -> None:
+    rate = f", paced at {phase['rate']:.0f} req/s" if phase["rate"] else ""
+    out(
+        f"\n{name}: {phase['clients']} clients, {phase['seconds']:.0f} s{rate}, "
+        f"load generator CPU {phase['client_cpu']:.0%} of a core"
+    )
+    out(f"  {'endpoint':18} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    for endpoint, s in phase["endpoints"].items():
+        out(
+            f"  {endpoint:18} {s['rps']:9.1f} {s['p50_ms']:8.2f} {s['p95_ms']:8.2f} "
+            f"{s['p99_ms']:8.2f} {s['errors']:7d}"
+        )
+
+
+def total_rps(phase: dict[str, Any]) -> float:
+    """Requests/s over every endpoint (per-game breakdowns, ``name[game]``, left out)."""
+    return sum(s["rps"] for name, s in phase["endpoints"].items() if "[" not in name)
+
+
+def rps(phases: dict[str, Any], phase: str, endpoint: str) -> float:
+    return phases.get(phase, {}).get("endpoints", {}).get(endpoint, {}).get("rps", 0.0)
+
+
+def results(phases: dict[str, Any]) -> dict[str, Any]:
+    def ratio(a: float, b: float) -> float | None:
+        return round(a / b, 3) if a and b else None
+
+    half = phases.get("half", {}).get("endpoints", {}).get("action", {})
+    return {
+        "ratios": {
+            "action_vs_rmw": ratio(rps(phases, "action", "action"), rps(phases, "rmw", "rmw")),
+            "view_vs_get": ratio(rps(phases, "view", "view"), rps(phases, "get", "get")),
+        },
+        "action_p99_ms_at_half_load": half.get("p99_ms"),
+    }
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    cpu = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": cpu or platform.processor(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average_at_start": load,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=10, help="measured seconds per phase")
+    parser.add_argument("--clients", type=int, default=32, help="concurrent simulated clients")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--procs", type=int, default=1, help="load generator processes")
+    parser.add_argument("--warmup", type=float, default=None, help="seconds (default S/5, ≤3)")
+    parser.add_argument(
+        "--phases", default=",".join(PHASES), help="a subset of " + ",".join(PHASES)
+    )
+    parser.add_argument("--no-costs", action="store_true", help="skip round trips and memory")
+    parser.add_argument(
+        "--no-rate-limits",
+        action="store_true",
+        help="turn the rate limiter off (by default its limits are raised out of reach)",
+    )
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args(argv)
+    phases_wanted = [p for p in args.phases.split(",") if p]
+    if unknown := set(phases_wanted) - set(PHASES):
+        parser.error(f"unknown phases: {sorted(unknown)}")
+    if args.clients < 1 or args.procs < 1 or args.seconds <= 0:
+        parser.error("--clients, --procs and --seconds must be positive")
+    warmup = args.warmup if args.warmup is not None else min(3.0, args.seconds / 5)
+
+    def out(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    facts = machine()
+    out(
+        f"Ludothèque load: {facts['cpus']} CPUs ({facts['cpu']}), Python {facts['python']}, "
+        f"load average {facts['load_average_at_start']}"
+    )
+    out(f"{args.clients} clients, {args.workers} workers, {args.seconds:g} s per phase")
+    phases: dict[str, Any] = {}
+    costs: dict[str, Any] = {}
+    run = {"warmup": warmup, "seconds": args.seconds, "procs": args.procs}
+    with (
+        tempfile.TemporaryDirectory(prefix="ludotheque-bench-") as tmp,
+        redis_server(Path(tmp) / "redis") as redis_url,
+    ):
+        port = free_port()
+        env = server_env(redis_url, port, args.workers, not args.no_rate_limits)
+        service = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
+        service += ["--workers", str(args.workers)]
+        if {"play", "action", "view", "half"} & set(phases_wanted):
+            with serving(service, env, port, "/readyz"):
+                for name in ("play", "action", "view"):
+                    if name in phases_wanted:
+                        phases[name] = run_phase(name, port, args.clients, **run)
+                        report_phase(name, phases[name], out)
+                if "half" in phases_wanted:
+                    if "play" not in phases:
+                        phases["play"] = run_phase("play", port, args.clients, **run)
+                    top = total_rps(phases["play"])
+                    phases["half"] = run_phase("half", port, args.clients, rate=top / 2, **run)
+                    report_phase("half (play at half the rate play reached)", phases["half"], out)
+        if {"rmw", "get"} & set(phases_wanted):
+            client = redis.Redis.from_url(redis_url)
+            for n in range(args.clients):
+                client.set(baseline_app.key(n), baseline_app.initial_value(n))
+            baseline = [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--config",
+                str(GUNICORN_CONF),
+                "bench.baseline_app:create_app()",
+            ]
+            try:
+                with serving(baseline, env, port, "/get/0"):
+                    for name in ("rmw", "get"):
+                        if name in phases_wanted:
+                            phases[name] = run_phase(name, port, args.clients, **run)
+                            report_phase(name, phases[name], out)
+            finally:
+                client.delete(*(baseline_app.key(n) for n in range(args.clients)))
+                client.close()
+        if not args.no_costs:
+            costs = measure_costs(redis_url)
+            report_costs(costs, out)
+    figures = results(phases)
+    out("\nratios (targets: action ≥ 0.7 of rmw, view ≥ 0.8 of get, action p99 ≤ 25 ms):")
+    out(f"  action_vs_rmw {figures['ratios']['action_vs_rmw']}")
+    out(f"  view_vs_get {figures['ratios']['view_vs_get']}")
+    out(f"  action_p99_ms_at_half_load {figures['action_p99_ms_at_half_load']}")
+    if args.json:
+        document = {
+            **figures,
+            "targets": TARGETS,
+            "machine": facts,
+            "config": {
+                "clients": args.clients,
+                "workers": args.workers,
+                "players": PLAYERS,
+                "rate_limits": "off" if args.no_rate_limits else "raised out of reach",
+                "options": OPTIONS,
+                **run,
+            },
+            "phases": phases,
+            "costs": costs,
+        }
+        args.json.write_text(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out(f"wrote {args.json}")
+    return 0
+
+
+def report_costs(costs: dict[str, Any], out: Callable[[str], None]) -> None:
+    out("\nRedis round trips per request: mean, max, of which the rate limiter's (mean)")
+    for endpoint, trips in costs["round_trips"].items():
+        out(
+            f"  {endpoint:10} {trips['mean']:5.2f} {trips['max']:3d} "
+            f"{trips['rate_limiter_mean']:5.2f}"
+        )
+    out("Redis memory per match (MEMORY USAGE of the match and its log), largest player count:")
+    for name, m in costs["memory"].items():
+        out(
+            f"  {name:8} {m['players']} players, {m['actions']:4d} actions: "
+            f"{m['bytes_at_start']:8d} B at start, {m['bytes_peak']:8d} B peak, "
+            f"{m['bytes_at_end']:8d} B at the end"
+        )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
