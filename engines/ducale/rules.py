@@ -9,6 +9,8 @@ and swap jokers, then "Discard one card face up; the turn ends."
 The state is a plain dict. Hidden information sits in two fields only:
 ``hands`` (each seat sees its own) and ``stock`` (nobody sees it; its top is the
 last card). ``discard`` (top last) and ``table`` are public.
+``determinize(state, seat, rng)`` resamples exactly these (and the seed of later
+deals) for the bots' search.
 
 Both moves that carry an obligation discharge it inside the same action, so no
 one can get stuck: ``take_discard`` puts the taken card on the table (new melds
@@ -53,8 +55,11 @@ How aces and jokers are placed when a meld leaves it open is decided in
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from typing import Any
+
+import orjson
 
 from engines.core import Action, Event, IllegalAction, Seat, State, seeded_rng
 from engines.ducale import melds
@@ -292,6 +297,31 @@ def outcome(state: State) -> dict[str, Any] | None:
         "scores": list(totals),
         "rounds": [_round_record(entry) for entry in state["history"]],
     }
+
+
+def determinize(state: State, seat: Seat | None, rng: random.Random) -> State:
+    """A new state that ``seat`` (None: a spectator) cannot tell from ``state``.
+
+    The cards ``seat`` has not seen, the 108 less its own hand, the discard pile
+    and the table, form one pool. Nothing public tells them apart: a card taken
+    from the discard pile goes to the table in the same action, and the discard
+    pile is public whole. The pool is shuffled from its sorted list (so that the
+    result depends only on the view and on ``rng``) and dealt to the other hands,
+    keeping their sizes, the rest becoming the stock; every hand is sorted, and
+    the generator of later deals is reseeded. ``state`` is left untouched.
+    """
+    new: State = orjson.loads(orjson.dumps(state))
+    hidden = [player for player in range(new["n_players"]) if player != seat]
+    pool = [card for player in hidden for card in new["hands"][player]] + new["stock"]
+    pool.sort(key=_card_order)
+    rng.shuffle(pool)
+    for player in hidden:
+        size = len(new["hands"][player])
+        new["hands"][player], pool = pool[:size], pool[size:]
+    new["hands"] = [sorted(hand, key=_card_order) for hand in new["hands"]]
+    new["stock"] = pool
+    new["rng"] = rng.getrandbits(63)
+    return new
 
 
 # -- private helpers -----------------------------------------------------------

@@ -1,0 +1,602 @@
+"""Ducale's own bot knowledge: an evaluation, a greedy policy, search hooks.
+
+A round is a race to an empty hand, and the loser pays for the cards left.
+The evaluation therefore reads a hand as a rummy player does (``shape``): the
+melds it already holds (ready to lay down), the cards that can be laid off on
+the table, the *partials* (two cards that one more card turns into a meld, with
+the number of copies of that card still unseen, its *outs*) and the lone cards.
+Its *needs*, the number of useful cards still to come before the hand can go
+out, measure how far it is from the end; its points are what it pays if the
+other goes out first. The chance of winning the round is a logistic of the
+difference of needs, the opponent's being estimated from its hand size alone
+(``evaluate`` reads only what the seat sees); the value is the expected margin
+of totals after the round, plus the totals so far.
+
+The search hooks: ``rollout_action`` plays a fast version of the same idea
+(take the discard when it goes to the table, lay down the biggest meld, lay
+off, discard the least connected card), ``search_actions`` narrows the tree to
+the placing moves and the few least useful discards, and ``playout_value``
+stops a playout at the end of the round, or a few turns on, valued with both
+hands of the sampled world.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from functools import lru_cache
+from typing import NamedTuple
+
+import orjson
+
+from engines.ai.policies import one_ply
+from engines.core import Action, Game, Seat, State
+from engines.ducale import melds
+from engines.ducale.melds import JOKER, SUITS
+from engines.ducale.rules import NOT_LAID_DOWN, RAMI_SEC, determinize, outcome
+
+# Needs of a card no partial holds, of a partial, of a partial no unseen card
+# can complete (it is two lone cards in effect).
+LONE_NEEDS = 2.0
+PARTIAL_NEEDS = 1.0
+DEAD_PARTIAL_NEEDS = 2.0
+# An unseen completing card is worth this much of a need (capped per partial).
+OUT_CREDIT = 0.05
+MAX_OUT_CREDIT = 0.25
+# The opponent's needs, from its hand size alone: NEEDS_PER_CARD per card.
+NEEDS_PER_CARD = 0.8
+# Difference of needs worth a logistic unit in the chance of winning the round,
+# and the needs that being to act is worth (fitted on self-play rounds).
+RACE_SCALE = 5.0
+TEMPO = 0.75
+# The search's values are sharper than estimated chances, so that UCB's
+# exploration does not drown the small differences a few turns make.
+SEARCH_RACE_SCALE = 2.0
+# Points of an unseen card left in a hand, on average.
+MEAN_CARD_POINTS = 7.0
+# A finished match, in points.
+MATCH_POINTS = 1000.0
+# Worlds sampled by ``greedy`` to value a draw from the stock.
+DRAW_SAMPLES = 6
+# What the search considers: discards (the least useful by ``keep_score``),
+# moves placing cards (the most first), ways to take the discard.
+SEARCH_DISCARDS = 3
+SEARCH_PLACINGS = 2
+SEARCH_TAKES = 3
+# Playouts stop at the end of the round or this many turns after the search.
+HORIZON_TURNS = 2
+# Total points worth a logistic unit in the chance of winning the match.
+MATCH_SCALE = 40.0
+
+# Ladder positions of a card in a run: the ace is 1 and 14.
+_POSITIONS = {
+    card: (1, 14) if melds.rank_of(card) == 1 else (melds.rank_of(card),)
+    for card in melds.REAL_CARDS
+}
+
+
+class Shape(NamedTuple):
+    """How a hand stands: cards in melds, partials, lone cards, needs, points."""
+
+    ready: int  # cards in melds the hand holds
+    layable: int  # cards that fit a meld on the table
+    partials: int
+    lone: int
+    needs: float
+    points: int
+
+
+# -- evaluation ------------------------------------------------------------
+
+
+def evaluate(state: State, seat: Seat) -> float:
+    """``seat``'s expected margin of totals (others' minus its own) after this
+    round, from its own hand and what is public: larger is better.
+
+    A finished match is worth ``MATCH_POINTS`` to its sole winner.
+    """
+    totals = state["totals"]
+    others = [s for s in range(state["n_players"]) if s != seat]
+    if state["phase"] == "over":
+        winners = outcome(state)["winners"]
+        margin = min(totals[s] for s in others) - totals[seat]
+        if winners == [seat]:
+            return MATCH_POINTS + margin
+        return margin - (MATCH_POINTS if seat not in winners else 0.0)
+    mine = hand_shape(state, seat)
+    my_needs = mine.needs - (TEMPO if state["turn"] == seat else 0.0)
+    closest = min(others, key=lambda s: estimated_needs(state, s))
+    return _round_margin(
+        state, seat, closest, my_needs, estimated_needs(state, closest), mine.points
+    )
+
+
+def hand_shape(state: State, seat: Seat) -> Shape:
+    """``shape`` of ``seat``'s hand against the table, with the cards it has seen."""
+    hand = state["hands"][seat]
+    seen = Counter(hand)
+    seen.update(state["discard"])
+    for meld in state["table"]:
+        seen.update(slot["card"] for slot in meld["cards"])
+    fits = table_fits(state["table"])
+    pending_discard = state["turn"] == seat and state["phase"] == "play"
+    return shape(hand, seen, fits, state["laid_down"][seat], pending_discard)
+
+
+def shape(
+    hand: list[str],
+    seen: Counter[str],
+    fits: set[str],
+    laid_down: bool,
+    pending_discard: bool = False,
+) -> Shape:
+    """Read ``hand``: the best arrangement of its melds (most cards, then most
+    points kept off the hand), then lay-offs on the table (``fits``), partials
+    by their outs (copies not in ``seen``), and the jokers, each completing a
+    partial or else making one. ``pending_discard``: one card will still be
+    discarded this turn, so the worst card needs nothing."""
+    jokers = hand.count(JOKER)
+    real = sorted((card for card in hand if card != JOKER), key=_order)
+    ready, rest = _best_melds(real)
+    can_lay = laid_down or ready > 0
+    layable = [card for card in rest if card in fits] if can_lay else []
+    loose = [card for card in rest if card not in fits] if can_lay else rest
+    partials, lone = _partials(loose, seen)
+    needs: list[float] = []
+    for outs in partials:
+        if jokers:
+            jokers -= 1
+            ready += 3
+            continue
+        if outs == 0:
+            needs.append(DEAD_PARTIAL_NEEDS)
+        else:
+            needs.append(PARTIAL_NEEDS - min(MAX_OUT_CREDIT, OUT_CREDIT * outs))
+    if jokers and not (can_lay and fits):
+        pairs = min(jokers, len(lone))
+        needs += [PARTIAL_NEEDS - MAX_OUT_CREDIT] * pairs
+        lone = lone[pairs:]
+        jokers -= pairs
+        needs += [LONE_NEEDS] * jokers
+    needs += [LONE_NEEDS] * len(lone)
+    if pending_discard and needs:
+        needs.remove(max(needs))
+    if not can_lay and not ready and not needs:
+        needs.append(LONE_NEEDS)
+    points = sum(melds.card_points(card) for card in hand)
+    return Shape(ready, len(layable), len(partials), len(lone), sum(needs), points)
+
+
+def estimated_needs(state: State, seat: Seat) -> float:
+    """Another seat's needs, from its hand size (what everyone sees), less
+    the tempo when it is to act."""
+    size = len(state["hands"][seat])
+    tempo = TEMPO if state["turn"] == seat else 0.0
+    return NEEDS_PER_CARD * size - tempo
+
+
+def race_chance(my_needs: float, other_needs: float, scale: float = RACE_SCALE) -> float:
+    """The chance of going out before the other, from both needs."""
+    return 1.0 / (1.0 + math.exp(-(other_needs - my_needs) / scale))
+
+
+def table_fits(table: list[melds.Meld]) -> set[str]:
+    """The cards that can be laid off alone on some meld of the table."""
+    fits: set[str] = set()
+    for meld in table:
+        fits.update(melds.layoff_cards(meld))
+    return fits
+
+
+def keep_score(card: str, hand: Counter[str], fits: set[str]) -> float:
+    """How much ``card`` is worth keeping: its links to the rest of the hand
+    (a pair, a neighbour in its suit), a joker most of all, less its points."""
+    if card == JOKER:
+        return 100.0
+    if card in fits:
+        return 50.0
+    links = sum(weight for other, weight in _LINKS[card] if hand[other])
+    return links - melds.card_points(card) / 2 + 0.5 * hand[JOKER] * (links > 0)
+
+
+# -- policies --------------------------------------------------------------
+
+
+def greedy(state: State, seat: Seat, rng: random.Random) -> Action:
+    """One ply. In the draw phase, each way to take the discard against a draw
+    from the stock, averaged over ``DRAW_SAMPLES`` sampled stocks; in the play
+    phase, every legal action, kept by ``evaluate``."""
+    samples = DRAW_SAMPLES if state["phase"] == "draw" else 1
+    return one_ply(_game(), state, seat, rng, evaluate, samples)
+
+
+def rollout_action(state: State, seat: Seat, rng: random.Random) -> Action:
+    """Playouts, fast, without listing the legal actions: take the discard
+    when two cards of the hand make a meld of it (or it fits the table), else
+    draw; lay down every meld of the hand at once; lay off; complete a partial
+    with a joker; lay off a joker when few cards are left; discard the card
+    least worth keeping."""
+    hand = state["hands"][seat]
+    laid_down = state["laid_down"][seat]
+    if state["options"]["opening_minimum"] and not laid_down:
+        return _listed_rollout(state, seat, rng)
+    if state["phase"] == "draw":
+        return _rollout_draw(state, hand, laid_down)
+    real = [card for card in hand if card != JOKER]
+    found = _best_meld_options(real)
+    if found:
+        return {"type": "meld", "melds": [option.spec() for option in found]}
+    if laid_down:
+        for meld in state["table"]:
+            fits = melds.layoff_cards(meld)
+            for card in fits:
+                if card in real:
+                    return {"type": "lay_off", "meld": meld["id"], "cards": [card]}
+    if JOKER in hand:
+        with_joker = _joker_meld(real)
+        if with_joker is not None:
+            return {"type": "meld", "melds": [with_joker]}
+        if laid_down and len(hand) <= 3:
+            for meld in state["table"]:
+                fits = melds.layoff_cards(meld)
+                if fits and not melds.has_joker(meld):
+                    fit = fits[0]
+                    return {
+                        "type": "lay_off",
+                        "meld": meld["id"],
+                        "cards": [JOKER],
+                        "joker_as": fit,
+                    }
+    counts = Counter(hand)
+    fits = table_fits(state["table"]) if laid_down else set()
+    card = min(counts, key=lambda c: (_discard_key(c, counts, fits), rng.random()))
+    return {"type": "discard", "card": card}
+
+
+def search_actions(state: State, seat: Seat) -> list[Action]:
+    """What the tree considers. Draw phase: the draw and the
+    ``SEARCH_TAKES`` ways to take the discard that place the most cards.
+    Play phase: while cards can go to the table, the ``SEARCH_PLACINGS``
+    moves that place the most (a bot lays down before it discards); then the
+    ``SEARCH_DISCARDS`` best discards by ``evaluate``, and one lay-off of a
+    joker."""
+    actions = _game().legal_actions(state, seat)
+    if state["phase"] == "draw":
+        takes = sorted(actions[1:], key=_placed, reverse=True)
+        return [actions[0], *takes[:SEARCH_TAKES]]
+    placing = [action for action in actions if _placed(action) > 0]
+    if placing:
+        placing.sort(key=_placed, reverse=True)
+        return placing[:SEARCH_PLACINGS]
+    jokers = [action for action in actions if action["type"] == "lay_off"][:1]
+    best = ranked_discards(state, seat)[:SEARCH_DISCARDS]
+    return jokers + [{"type": "discard", "card": card} for card in best]
+
+
+def ranked_discards(state: State, seat: Seat) -> list[str]:
+    """The cards of ``seat``'s hand (in its play phase), best discard first by
+    ``evaluate`` once the turn has passed, then by ``keep_score``. Only what
+    the seat sees is read (the other hands by their sizes), so the ranking is
+    cached on that."""
+    seen = {
+        "seat": seat,
+        "hand": sorted(state["hands"][seat], key=_order),
+        "sizes": [len(hand) for hand in state["hands"]],
+        "discard": state["discard"],
+        "table": state["table"],
+        "laid_down": state["laid_down"],
+        "totals": state["totals"],
+        "options": state["options"],
+    }
+    return list(_ranked_discards(orjson.dumps(seen)))
+
+
+@lru_cache(maxsize=4096)
+def _ranked_discards(packed: bytes) -> tuple[str, ...]:
+    seen = orjson.loads(packed)
+    seat, hand, sizes = seen["seat"], seen["hand"], seen["sizes"]
+    counts = Counter(hand)
+    fits = table_fits(seen["table"]) if seen["laid_down"][seat] else set()
+    after: State = {
+        "n_players": len(sizes),
+        "phase": "draw",
+        "turn": (seat + 1) % len(sizes),
+        "table": seen["table"],
+        "laid_down": seen["laid_down"],
+        "totals": seen["totals"],
+        "options": seen["options"],
+    }
+    ranked = []
+    for card in counts:
+        rest = list(hand)
+        rest.remove(card)
+        after["hands"] = [rest if s == seat else [JOKER] * size for s, size in enumerate(sizes)]
+        after["discard"] = [*seen["discard"], card]
+        value = evaluate(after, seat)
+        ranked.append((-value, _discard_key(card, counts, fits), card))
+    ranked.sort()
+    return tuple(card for _, _, card in ranked)
+
+
+def least_useful_discards(
+    state: State, seat: Seat, actions: list[Action], count: int
+) -> list[Action]:
+    """The ``count`` discards among ``actions`` with the lowest ``keep_score``."""
+    hand = Counter(state["hands"][seat])
+    fits = table_fits(state["table"]) if state["laid_down"][seat] else set()
+    ranked = [
+        (_discard_key(action["card"], hand, fits), action["card"], action)
+        for action in actions
+        if action["type"] == "discard"
+    ]
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return [action for _, _, action in ranked[:count]]
+
+
+def playout_value(start: State, state: State) -> list[float] | None:
+    """Stop a playout at the end of the round under search (or of the match),
+    or ``HORIZON_TURNS`` turns into it; each seat's chance of winning the
+    match, from the totals and (mid-round, two seats) the chance of going out
+    first given both hands of this world, with what each then pays."""
+    n = state["n_players"]
+    if state["phase"] == "over":
+        winners = outcome(state)["winners"]
+        return [1.0 / len(winners) if s in winners else 0.0 for s in range(n)]
+    if state["round"] != start["round"]:
+        return match_chances(state, [float(total) for total in state["totals"]])
+    if n != 2 or state["phase"] != "draw" or not _far_enough(start, state):
+        return None
+    shapes = [hand_shape(state, s) for s in range(2)]
+    needs = [shapes[s].needs - (TEMPO if state["turn"] == s else 0.0) for s in range(2)]
+    first = race_chance(needs[0], needs[1], SEARCH_RACE_SCALE)
+    totals = [float(total) for total in state["totals"]]
+    stakes = [_stake(state, s, shapes[s].points) for s in range(2)]
+    if_first = match_chances(state, [totals[0], totals[1] + stakes[1]])
+    if_second = match_chances(state, [totals[0] + stakes[0], totals[1]])
+    return [first * a + (1 - first) * b for a, b in zip(if_first, if_second, strict=True)]
+
+
+def match_chances(state: State, totals: list[float]) -> list[float]:
+    """Each seat's chance of winning the match once the round ends with these
+    totals: decided if one reaches the target (lowest wins, ties shared), else
+    a logistic of the gap, measured against what remains to the target."""
+    n = state["n_players"]
+    target = state["options"]["target_score"]
+    best = min(totals)
+    if max(totals) >= target:
+        winners = [s for s in range(n) if totals[s] == best]
+        return [1.0 / len(winners) if s in winners else 0.0 for s in range(n)]
+    scale = max(5.0, (target - max(totals)) / 3)
+    weights = [math.exp(-(total - best) / scale) for total in totals]
+    total_weight = sum(weights)
+    return [weight / total_weight for weight in weights]
+
+
+# -- private helpers -------------------------------------------------------
+
+
+def _round_margin(
+    state: State, seat: Seat, other: Seat, my_needs: float, other_needs: float, points: int
+) -> float:
+    """Totals margin after the round: ``other`` pays its estimated stake when
+    ``seat`` goes out first, ``seat`` pays its hand otherwise."""
+    chance = race_chance(my_needs, other_needs)
+    other_stake = _stake(state, other, MEAN_CARD_POINTS * len(state["hands"][other]))
+    my_stake = _stake(state, seat, points)
+    margin = state["totals"][other] - state["totals"][seat]
+    return margin + chance * other_stake - (1 - chance) * my_stake
+
+
+def _stake(state: State, seat: Seat, points: float) -> float:
+    """What ``seat`` pays if another goes out: its points, 100 if it has laid
+    nothing down (200 if nobody but the winner has: rami sec, counted as 150)."""
+    if state["laid_down"][seat]:
+        return points
+    if any(state["laid_down"]):
+        return NOT_LAID_DOWN
+    return (NOT_LAID_DOWN + RAMI_SEC) / 2
+
+
+def _far_enough(start: State, state: State) -> bool:
+    """Whether ``HORIZON_TURNS`` cards have been drawn from the stock since
+    ``start`` (or the stock was rebuilt): turns taking the discard are quick."""
+    if state["stock_rebuilds"] != start["stock_rebuilds"]:
+        return True
+    return len(start["stock"]) - len(state["stock"]) >= HORIZON_TURNS
+
+
+def _placed(action: Action) -> int:
+    """How many cards an action puts on the table (a joker counts less)."""
+    if action["type"] in ("draw", "discard"):
+        return 0
+    if action["type"] == "lay_off":
+        return 1 if action["cards"] != [JOKER] else 0
+    count = 0
+    for meld in action.get("melds") or []:
+        count += len(meld["cards"])
+    if action.get("lay_off"):
+        count += len(action["lay_off"]["cards"])
+    return count
+
+
+def _discard_key(card: str, hand: Counter[str], fits: set[str]) -> float:
+    """``keep_score`` of ``card`` among the rest of ``hand``."""
+    hand[card] -= 1
+    score = keep_score(card, hand, fits)
+    hand[card] += 1
+    return score
+
+
+def _listed_rollout(state: State, seat: Seat, rng: random.Random) -> Action:
+    """The rollout policy among the legal actions (for an opening under
+    ``opening_minimum``): the move placing the most cards, else the draw or
+    the least useful discard."""
+    actions = _game().legal_actions(state, seat)
+    placing = [action for action in actions if _placed(action) > 0]
+    if placing:
+        return max(placing, key=lambda action: (_placed(action), rng.random()))
+    if state["phase"] == "draw":
+        return actions[0]
+    return least_useful_discards(state, seat, actions, 1)[0]
+
+
+def _rollout_draw(state: State, hand: list[str], laid_down: bool) -> Action:
+    """Take the discard into a meld of three, or lay it off; else draw."""
+    top = state["discard"][-1] if state["discard"] else None
+    if top is None or top == JOKER:
+        return {"type": "draw"}
+    counts = Counter(hand)
+    for a, b in _PARTNERS[top]:
+        if counts[a] and counts[b]:
+            return {"type": "take_discard", "melds": [{"cards": [a, b, top]}]}
+    if laid_down:
+        for meld in state["table"]:
+            if top in melds.layoff_cards(meld):
+                return {"type": "take_discard", "lay_off": {"meld": meld["id"], "cards": [top]}}
+    return {"type": "draw"}
+
+
+def _joker_meld(real: list[str]) -> dict[str, object] | None:
+    """A joker with a partial of the hand, as a meld spec."""
+    for i, a in enumerate(real):
+        for b in real[i + 1 :]:
+            completing = _COMPLETING.get((a, b))
+            if completing:
+                return {"cards": [a, b, JOKER], "joker_as": completing[0]}
+    return None
+
+
+def _best_meld_options(cards: list[str]) -> list[melds.MeldOption]:
+    """The disjoint melds of real ``cards`` that hold the most cards (then points)."""
+    options = melds.candidate_melds(Counter(cards))
+    if not options:
+        return []
+    return _choose_melds(options, cards)
+
+
+def _best_melds(cards: list[str]) -> tuple[int, list[str]]:
+    """The most cards that disjoint melds of real ``cards`` hold, and the cards
+    left over."""
+    found = _best_meld_options(cards)
+    left = Counter(cards)
+    for option in found:
+        left.subtract(option.cards)
+    held = sum(len(option.cards) for option in found)
+    return held, sorted(left.elements(), key=_order)
+
+
+def _choose_melds(options: list[melds.MeldOption], cards: list[str]) -> list[melds.MeldOption]:
+    needs = [Counter(option.cards) for option in options]
+    best: tuple[int, int, list[int]] = (0, 0, [])
+    remaining = Counter(cards)
+    chosen: list[int] = []
+
+    def search(start: int, held: int, points: int) -> None:
+        nonlocal best
+        if (held, points) > best[:2]:
+            best = (held, points, list(chosen))
+        for index in range(start, len(options)):
+            need = needs[index]
+            if any(remaining[card] < count for card, count in need.items()):
+                continue
+            remaining.subtract(need)
+            chosen.append(index)
+            search(index + 1, held + len(options[index].cards), points + options[index].value)
+            chosen.pop()
+            remaining.update(need)
+
+    search(0, 0, 0)
+    return [options[index] for index in best[2]]
+
+
+def _partials(cards: list[str], seen: Counter[str]) -> tuple[list[int], list[str]]:
+    """Disjoint partials among ``cards`` (the most outs first) as their outs,
+    and the lone cards left."""
+    found: list[tuple[int, str, str]] = []
+    for i, a in enumerate(cards):
+        for b in cards[i + 1 :]:
+            completing = _COMPLETING.get((a, b))
+            if completing:
+                outs = sum(2 - seen[card] for card in completing)
+                found.append((outs, a, b))
+    found.sort(key=lambda item: -item[0])
+    left = Counter(cards)
+    outs_list = []
+    for outs, a, b in found:
+        if left[a] and left[b] and (a != b):
+            left[a] -= 1
+            left[b] -= 1
+            outs_list.append(max(0, outs))
+    return outs_list, sorted(left.elements(), key=_order)
+
+
+def _completing(a: str, b: str) -> list[str]:
+    """The cards that make a meld of three with ``a`` and ``b`` (none if they
+    are not a partial)."""
+    rank_a, rank_b = melds.rank_of(a), melds.rank_of(b)
+    suit_a, suit_b = melds.suit_of(a), melds.suit_of(b)
+    if rank_a == rank_b:
+        if suit_a == suit_b:
+            return []
+        return [melds.RANKS[rank_a - 1] + s for s in SUITS if s not in (suit_a, suit_b)]
+    if suit_a != suit_b:
+        return []
+    for pa in _POSITIONS[a]:
+        for pb in _POSITIONS[b]:
+            low, high = min(pa, pb), max(pa, pb)
+            if high - low == 1:
+                ends = [p for p in (low - 1, high + 1) if 1 <= p <= 14]
+                return [melds.card_at(p, suit_a) for p in ends]
+            if high - low == 2:
+                return [melds.card_at(low + 1, suit_a)]
+    return []
+
+
+def _order(card: str) -> tuple[int, int]:
+    if card == JOKER:
+        return (len(SUITS), 0)
+    return (SUITS.index(melds.suit_of(card)), melds.rank_of(card))
+
+
+def _links(card: str) -> list[tuple[str, float]]:
+    rank, suit = melds.rank_of(card), melds.suit_of(card)
+    links = [(melds.RANKS[rank - 1] + other, 10.0) for other in SUITS if other != suit]
+    for position in _POSITIONS[card]:
+        for step, weight in ((1, 10.0), (2, 6.0)):
+            for near in (position - step, position + step):
+                if 1 <= near <= 14 and melds.card_at(near, suit) != card:
+                    links.append((melds.card_at(near, suit), weight))
+    return links
+
+
+_COMPLETING = {
+    (a, b): completing
+    for a in melds.REAL_CARDS
+    for b in melds.REAL_CARDS
+    if (completing := _completing(a, b))
+}
+_LINKS = {card: _links(card) for card in melds.REAL_CARDS}
+# _PARTNERS[card]: the pairs of cards that make a meld of three with ``card``.
+_PARTNERS: dict[str, list[tuple[str, str]]] = {card: [] for card in melds.REAL_CARDS}
+for (_a, _b), _cards in _COMPLETING.items():
+    if _order(_a) < _order(_b):
+        for _card in _cards:
+            _PARTNERS[_card].append((_a, _b))
+
+
+def _game() -> Game:
+    """The engine object (imported late: ``engines.ducale`` imports this module)."""
+    from engines.ducale import GAME
+
+    return GAME
+
+
+__all__ = [
+    "determinize",
+    "evaluate",
+    "greedy",
+    "playout_value",
+    "rollout_action",
+    "search_actions",
+]
