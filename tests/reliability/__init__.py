@@ -1,0 +1,1 @@
+"""Evidence that Ludothèque holds: contract fuzzing, concurrency, hostile input, secrets."""
