@@ -102,9 +102,7 @@ def visible_to(event: Event, seat: Seat | None) -> bool:
 
 def redact_events(events: list[Event], seat: Seat | None) -> list[Event]:
     """The events ``seat`` may see, without their ``to`` field."""
-    return [
-        {k: v for k, v in e.items() if k != "to"} for e in events if visible_to(e, seat)
-    ]
+    return [{k: v for k, v in e.items() if k != "to"} for e in events if visible_to(e, seat)]
 
 
 def check_legal(game: Game, state: State, seat: Seat, action: Action) -> None:

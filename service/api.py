@@ -6,6 +6,7 @@ schemas, and this module turns them into routes and OpenAPI components.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -16,11 +17,13 @@ from flask_smorest import Api, Blueprint
 from marshmallow import Schema, ValidationError, fields
 
 from engines import GAMES
+from engines.ai.policies import supported
 from engines.core import Game
 from service import auth
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
 from service.matches import Matches, present
 from service.schemas import (
+    TURN_TIMEOUT,
     CreateMatchSchema,
     EventsQuerySchema,
     EventsSchema,
@@ -199,26 +202,28 @@ def game_components(api: Api, game: Game) -> dict[str, str]:
     return {"action": action, "legal_actions": f"{prefix}LegalActions"}
 
 
-def game_schemas(game: Game) -> tuple[type[Schema], type[Schema]]:
-    """The create-body and match schemas of ``game``, named after it."""
+@functools.cache
+def game_schemas(game: Game) -> tuple[type[Schema], type[Schema], type[Schema]]:
+    """The match options, create-body and match schemas of ``game``, named after it."""
     prefix = game.name.capitalize()
+    options = type(
+        f"{prefix}MatchOptionsSchema", (game.options_schema,), {"turn_timeout_s": TURN_TIMEOUT}
+    )
     create = type(
         f"{prefix}CreateMatchSchema",
         (CreateMatchSchema,),
-        {
-            "options": fields.Nested(game.options_schema),
-        },
+        {"options": fields.Nested(options)},
     )
     match = type(
         f"{prefix}MatchSchema",
         (MatchSchema,),
         {
-            "options": fields.Nested(game.options_schema, required=True),
+            "options": fields.Nested(options, required=True),
             "view": fields.Nested(game.view_schema, required=True),
             "outcome": fields.Nested(game.outcome_schema, allow_none=True, required=True),
         },
     )
-    return create, match
+    return options, create, match
 
 
 def game_blueprint(api: Api, game: Game) -> Blueprint:
@@ -230,7 +235,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         description=f"{game.title}: create, join, watch and play matches",
     )
     names = game_components(api, game)
-    create_schema, match_schema = game_schemas(game)
+    options_schema, create_schema, match_schema = game_schemas(game)
     ref = {k: {"$ref": f"#/components/schemas/{v}"} for k, v in names.items()}
 
     @blp.route("/matches")
@@ -244,7 +249,8 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             Each `{"name": ..}` seat is taken now and gets its token in this
             answer only; each `{}` seat stays open for someone to join.
             """
-            answer = matches().create(game, body["players"], body.get("options"), body.get("seed"))
+            options = body.get("options") or options_schema().load({})
+            answer = matches().create(game, body["players"], options, body.get("seed"))
             location = f"/v1/games/{name}/matches/{answer['id']}"
             return json_response(
                 answer, 201, {"Location": location, "ETag": etag(answer["version"])}
@@ -277,9 +283,10 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         @blp.response(201, JoinedSchema)
         @blp.doc(operationId=f"{name}_join_match", **problems(400, 404, 409, 413, 422, 503))
         def post(self, body: dict[str, Any], match_id: str, seat: int) -> Response:
-            """Take an open seat; the answer holds its token, shown once.
-            The match starts when every seat is taken."""
-            return json_response(matches().join(game, match_id, seat, body["name"]), 201)
+            """Take an open seat, for yourself (the answer holds its token,
+            shown once) or for a bot. The match starts when every seat is taken."""
+            taken = matches().join(game, match_id, seat, body.get("name"), body.get("bot"))
+            return json_response(taken, 201)
 
     @blp.route("/matches/<match_id>/legal-actions")
     class LegalActions(MethodView):
@@ -380,28 +387,30 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
 def games_blueprint(api: Api) -> Blueprint:
     blp = Blueprint("games", __name__, url_prefix="/v1", description="The games on offer")
     converter = api.ma_plugin.converter
+    games = orjson.dumps(
+        {
+            "games": [
+                {
+                    "name": g.name,
+                    "title": g.title,
+                    "min_players": g.min_players,
+                    "max_players": g.max_players,
+                    "options": converter.schema2jsonschema(game_schemas(g)[0]),
+                    "actions": sorted(g.action_schemas),
+                    "bots": list(supported(g)),
+                }
+                for g in GAMES.values()
+            ]
+        }
+    )
 
     @blp.route("/games")
     class GameList(MethodView):
         @blp.response(200, GamesSchema)
         @blp.doc(operationId="list_games")
         def get(self) -> Response:
-            """The games: name, title, player counts, options schema, action types."""
-            return json_response(
-                {
-                    "games": [
-                        {
-                            "name": g.name,
-                            "title": g.title,
-                            "min_players": g.min_players,
-                            "max_players": g.max_players,
-                            "options": converter.schema2jsonschema(g.options_schema),
-                            "actions": sorted(g.action_schemas),
-                        }
-                        for g in GAMES.values()
-                    ]
-                }
-            )
+            """The games: name, title, player counts, options schema, action types, bots."""
+            return json_response(games)
 
     return blp
 

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 from flask import Flask
 from flask.json.provider import JSONProvider
+from flask_cors import CORS
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.api import LudothequeApi, init_api
 from service.errors import register_error_handlers
 from service.health import health
+from service.limits import init_limits
 from service.matches import Matches, Settings
+from service.observability import init_observability
 from service.store import Store, connect
 
 
@@ -26,21 +31,33 @@ class OrjsonProvider(JSONProvider):
         return orjson.loads(s)
 
 
+def _flag(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _origins(value: str) -> list[str]:
+    return [origin.strip() for origin in value.split(",") if origin.strip()]
+
+
+# config key, environment variable, parser
+ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
+    ("REDIS_URL", "REDIS_URL", str),
+    ("REDIS_CLUSTER", "REDIS_CLUSTER", _flag),
+    ("FINISHED_TTL", "LUDOTHEQUE_FINISHED_TTL", int),
+    ("IDLE_TTL", "LUDOTHEQUE_IDLE_TTL", int),
+    ("IDEMPOTENCY_TTL", "LUDOTHEQUE_IDEMPOTENCY_TTL", int),
+    ("MAX_CONTENT_LENGTH", "LUDOTHEQUE_MAX_BODY_BYTES", int),
+    ("SSE_KEEPALIVE_S", "LUDOTHEQUE_SSE_KEEPALIVE_S", float),
+    ("RATELIMIT_ENABLED", "LUDOTHEQUE_RATE_LIMITS", _flag),
+    ("RATE_LIMIT_PER_ADDRESS", "LUDOTHEQUE_RATE_LIMIT_PER_ADDRESS", str),
+    ("RATE_LIMIT_PER_TOKEN", "LUDOTHEQUE_RATE_LIMIT_PER_TOKEN", str),
+    ("CORS_ORIGINS", "LUDOTHEQUE_CORS_ORIGINS", _origins),
+    ("TRUSTED_PROXIES", "LUDOTHEQUE_TRUSTED_PROXIES", int),
+]
+
+
 def settings_from_env() -> dict[str, Any]:
-    env = os.environ
-    config: dict[str, Any] = {}
-    if "REDIS_URL" in env:
-        config["REDIS_URL"] = env["REDIS_URL"]
-    for key, name in [
-        ("FINISHED_TTL", "LUDOTHEQUE_FINISHED_TTL"),
-        ("IDLE_TTL", "LUDOTHEQUE_IDLE_TTL"),
-        ("IDEMPOTENCY_TTL", "LUDOTHEQUE_IDEMPOTENCY_TTL"),
-        ("MAX_CONTENT_LENGTH", "LUDOTHEQUE_MAX_BODY_BYTES"),
-        ("SSE_KEEPALIVE_S", "LUDOTHEQUE_SSE_KEEPALIVE_S"),
-    ]:
-        if name in env:
-            config[key] = int(env[name])
-    return config
+    return {key: parse(os.environ[name]) for key, name, parse in ENVIRONMENT if name in os.environ}
 
 
 DEFAULTS: dict[str, Any] = {
@@ -50,6 +67,12 @@ DEFAULTS: dict[str, Any] = {
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "SSE_KEEPALIVE_S": 10,
     "MAX_WAITING_READS": 5000,
+    "REDIS_CLUSTER": False,
+    "RATELIMIT_ENABLED": True,
+    "RATE_LIMIT_PER_ADDRESS": "6000/minute",
+    "RATE_LIMIT_PER_TOKEN": "1200/minute",
+    "CORS_ORIGINS": [],
+    "TRUSTED_PROXIES": 0,
     "API_TITLE": "Ludothèque",
     "API_VERSION": "v1",
     "OPENAPI_VERSION": "3.1.0",
@@ -77,10 +100,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if not app.config.get("REDIS_URL"):
         raise RuntimeError("REDIS_URL is not set (`ludotheque serve` starts a Redis for you)")
 
-    url = app.config["REDIS_URL"]
+    url, cluster = app.config["REDIS_URL"], app.config["REDIS_CLUSTER"]
     # Each open event stream or long poll holds one connection while it waits.
-    blocking = connect(url, socket_timeout=60, max_connections=app.config["MAX_WAITING_READS"])
-    store = Store(connect(url), app.config["IDEMPOTENCY_TTL"], blocking=blocking)
+    waiting = app.config["MAX_WAITING_READS"]
+    blocking = connect(url, cluster, socket_timeout=60, max_connections=waiting)
+    store = Store(connect(url, cluster), app.config["IDEMPOTENCY_TTL"], blocking=blocking)
     settings = Settings(
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
@@ -93,4 +117,37 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     register_error_handlers(app)
     init_api(api)
     app.register_blueprint(health)
+    init_observability(app)
+    init_limits(app)
+    if app.config["CORS_ORIGINS"]:
+        CORS(
+            app,
+            origins=app.config["CORS_ORIGINS"],
+            allow_headers=CORS_REQUEST_HEADERS,
+            expose_headers=CORS_RESPONSE_HEADERS,
+            max_age=600,
+        )
+    if app.config["TRUSTED_PROXIES"]:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"])
     return app
+
+
+CORS_REQUEST_HEADERS = [
+    "Authorization",
+    "Content-Type",
+    "If-Match",
+    "If-None-Match",
+    "Idempotency-Key",
+    "Last-Event-ID",
+    "X-Request-ID",
+]
+CORS_RESPONSE_HEADERS = [
+    "ETag",
+    "Location",
+    "Retry-After",
+    "X-Request-ID",
+    "Idempotent-Replayed",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+]

@@ -41,37 +41,64 @@ def main() -> None:
     help="gunicorn worker processes",
 )
 def serve(host: str, port: int, data_dir: str, workers: int) -> None:
-    """Serve the API under gunicorn; without REDIS_URL, start a private Redis too."""
+    """Serve the API under gunicorn and play bot turns in a `ludotheque worker`;
+    without REDIS_URL, start a private Redis too."""
     from service.embedded import EmbeddedRedis
 
     os.environ["LUDOTHEQUE_BIND"] = f"{host}:{port}"
     os.environ["LUDOTHEQUE_WORKERS"] = str(workers)
     if os.environ.get("REDIS_URL"):
-        run_gunicorn()
+        run_servers()
         return
     with EmbeddedRedis(data_dir) as url:
         os.environ["REDIS_URL"] = url
-        run_gunicorn()
+        run_servers()
 
 
-def run_gunicorn() -> None:
-    """gunicorn in a process of its own (gevent patches it before any import).
-
-    It runs in a session of its own so that Ctrl-C reaches only this process,
-    which then asks gunicorn for a graceful stop (SIGTERM) and waits for it.
-    """
-    server = subprocess.Popen(
+def run_servers() -> None:
+    """gunicorn and the bot worker, each a process of its own (gevent patches
+    gunicorn before any import) in a session of its own, so that Ctrl-C
+    reaches only this process, which stops them gracefully (SIGTERM) and
+    waits for them."""
+    commands = [
         [sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONF)],
-        start_new_session=True,
-    )
-    signal.signal(signal.SIGTERM, lambda *_: server.terminate())
+        [sys.executable, "-m", "service.cli", "worker"],
+    ]
+    children = [subprocess.Popen(command, start_new_session=True) for command in commands]
+
+    def stop(*_: object) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
     try:
-        code = server.wait()
+        code = children[0].wait()
     except KeyboardInterrupt:
-        server.terminate()
-        code = server.wait()
+        code = 0
+    stop()
+    for child in children:
+        child.wait()
     if code not in (0, -signal.SIGTERM):
         raise SystemExit(code)
+
+
+@main.command()
+@click.option(
+    "--budget-ms",
+    type=click.IntRange(1, 60_000),
+    default=lambda: int(os.environ.get("LUDOTHEQUE_BOT_BUDGET_MS", "1000")),
+    show_default="1000, or $LUDOTHEQUE_BOT_BUDGET_MS",
+    help="thinking time per bot move",
+)
+def worker(budget_ms: int) -> None:
+    """Play bot turns and expired turn clocks (REDIS_URL required)."""
+    from service.app import create_app
+    from service.observability import configure_logging
+    from service.worker import run_worker
+
+    configure_logging()
+    run_worker(create_app(), budget_ms / 1000)
 
 
 @main.command()
@@ -93,3 +120,34 @@ def spec_text() -> str:
     app = create_app({"REDIS_URL": "redis://127.0.0.1:1/0"})
     spec = app.extensions["ludotheque.api"].spec.to_dict()
     return json.dumps(spec, indent=2, ensure_ascii=False)
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def arena(args: tuple[str, ...]) -> None:
+    """Measure bot strength: --game G --seats mcts,random --games N
+    [--budget-ms B] [--options JSON] [--json] (--help for more)."""
+    from engines.ai.arena import main as arena_main
+
+    raise SystemExit(arena_main(list(args)))
+
+
+@main.command()
+@click.option("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
+@click.option("--game", required=True)
+@click.option("--match", "match_id", required=True)
+@click.option("--token", required=True, help="the seat's token")
+@click.option(
+    "--policy", type=click.Choice(["random", "greedy", "mcts"]), default="mcts", show_default=True
+)
+@click.option("--budget-ms", type=click.IntRange(1, 60_000), default=1000, show_default=True)
+def bot(url: str, game: str, match_id: str, token: str, policy: str, budget_ms: int) -> None:
+    """Play one seat through the public HTTP API until the match ends."""
+    from service.botclient import BotClient
+
+    outcome = BotClient(url, game, match_id, token, policy, budget_ms / 1000).run()
+    click.echo(json.dumps(outcome))
+
+
+if __name__ == "__main__":
+    main()

@@ -8,6 +8,7 @@ against the new state (unless the client pinned a version with If-Match).
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 import secrets
 import time
@@ -18,9 +19,13 @@ from typing import Any
 
 import orjson
 
+from engines import GAMES
+from engines.ai import choose_action
+from engines.ai.policies import supported
 from engines.core import Game, IllegalAction, redact_events
 from service import auth
 from service.errors import Problem, from_illegal_action
+from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
 from service.store import Loaded, Store, idempotency_key
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -35,7 +40,7 @@ class Settings:
 
 
 def status_of(game: Game, match: dict[str, Any]) -> str:
-    if any(seat["token"] is None for seat in match["seats"]):
+    if any(is_open(seat) for seat in match["seats"]):
         return "waiting"
     return "finished" if game.outcome(match["state"]) is not None else "active"
 
@@ -50,11 +55,9 @@ def present(game: Game, match: dict[str, Any], version: int, seat: int | None) -
         "status": status,
         "version": version,
         "options": match["options"],
-        "seats": [
-            {"seat": i, "name": s["name"], "open": s["token"] is None}
-            for i, s in enumerate(match["seats"])
-        ],
+        "seats": public_seats(match),
         "to_act": game.to_act(state) if status == "active" else [],
+        "deadlines": match["deadlines"],
         "your_seat": seat,
         "view": game.view(state, seat),
         "outcome": game.outcome(state),
@@ -118,6 +121,10 @@ class Matches:
         keepalive_ms = int(self.settings.keepalive_s * 1000)
 
         def generate() -> Iterator[str]:
+            with OPEN_STREAMS.labels(game.name).track_inprogress():
+                yield from follow()
+
+        def follow() -> Iterator[str]:
             cursor = after
             yield "retry: 1000\n\n"
             while True:
@@ -141,22 +148,24 @@ class Matches:
         self,
         game: Game,
         players: list[dict[str, Any]],
-        options: dict[str, Any] | None,
+        options: dict[str, Any],
         seed: int | None,
     ) -> dict[str, Any]:
-        """A new match; ``options`` were loaded by the game's options schema."""
+        """A new match; ``options`` were loaded by the match options schema
+        (the game's options plus ``turn_timeout_s``)."""
         if not game.min_players <= len(players) <= game.max_players:
             raise Problem(
                 422,
                 "invalid_request",
                 f"{game.name} takes {game.min_players} to {game.max_players} players",
             )
-        if options is None:
-            options = game.options_schema().load({})
+        for player in players:
+            check_bot(game, player.get("bot"))
         if seed is None:
             seed = secrets.randbits(63)
+        engine_options = {k: v for k, v in options.items() if k != CLOCK_OPTION}
         try:
-            state = game.setup(options, len(players), seed)
+            state = game.setup(engine_options, len(players), seed)
         except IllegalAction as refused:
             raise Problem(422, "invalid_options", refused.message) from None
         tokens = [auth.new_token() if "name" in p else None for p in players]
@@ -166,12 +175,17 @@ class Matches:
             "options": options,
             "seed": seed,
             "seats": [
-                {"name": p.get("name"), "token": auth.token_hash(t) if t else None}
+                {
+                    "name": p.get("name"),
+                    "token": auth.token_hash(t) if t else None,
+                    "bot": p.get("bot"),
+                }
                 for p, t in zip(players, tokens, strict=True)
             ],
+            "deadlines": [None] * len(players),
             "state": state,
         }
-        events = [{"type": "match_created", "seats": [p.get("name") for p in players]}]
+        events = [{"type": "match_created", "seats": public_seats(match)}]
         if status_of(game, match) == "active":
             events.append({"type": "match_started"})
         version = self._commit(game, match, 0, events)
@@ -183,21 +197,30 @@ class Matches:
                 seat["token"] = token
         return answer
 
-    def join(self, game: Game, match_id: str, seat: int, name: str) -> dict[str, Any]:
+    def join(
+        self, game: Game, match_id: str, seat: int, name: str | None, bot: str | None = None
+    ) -> dict[str, Any]:
+        """Give open ``seat`` to a person (answering its token) or to a bot."""
+        check_bot(game, bot)
         for _ in range(self.settings.max_attempts):
             loaded = self.load(game, match_id)
             seats = loaded.match["seats"]
             if not 0 <= seat < len(seats):
                 raise Problem(404, "seat_not_found", f"this match has seats 0 to {len(seats) - 1}")
-            if seats[seat]["token"] is not None:
+            if not is_open(seats[seat]):
                 raise Problem(409, "seat_taken", f"seat {seat} is already taken")
-            token = auth.new_token()
-            seats[seat] = {"name": name, "token": auth.token_hash(token)}
-            events = [{"type": "seat_joined", "seat": seat, "name": name}]
+            token = None if bot else auth.new_token()
+            seats[seat] = {
+                "name": name,
+                "token": auth.token_hash(token) if token else None,
+                "bot": bot,
+            }
+            events = [{"type": "seat_joined", "seat": seat, "name": name, "bot": bot}]
             if status_of(game, loaded.match) == "active":
                 events.append({"type": "match_started"})
             if self._commit(game, loaded.match, loaded.version, events) is not None:
-                return {"seat": seat, "name": name, "token": token}
+                taken = {"seat": seat, "name": name, "bot": bot}
+                return taken | ({"token": token} if token else {})
         raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
 
     def play(
@@ -226,21 +249,18 @@ class Matches:
                     f"the match is at version {loaded.version}, not {if_match}",
                     version=loaded.version,
                 )
-            match, state = loaded.match, loaded.match["state"]
+            match = loaded.match
             status = status_of(game, match)
             if status == "waiting":
                 raise Problem(409, "match_not_started", "some seats are still open")
             if status == "finished":
                 raise Problem(409, "match_over", "this match is over")
-            if seat not in game.to_act(state):
+            if seat not in game.to_act(match["state"]):
                 raise Problem(409, "not_your_turn", f"seat {seat} is not to act now")
             try:
-                events = game.apply(state, seat, action)
+                events = apply_logged(game, match, seat, action)
             except IllegalAction as refused:
                 raise from_illegal_action(refused) from None
-            # The log keeps every accepted action (for its seat's eyes only: a
-            # move can carry secrets), so that a match replays from its seed.
-            events.insert(0, {"type": "action", "seat": seat, "action": action, "to": [seat]})
             body = orjson.dumps(present(game, match, loaded.version + 1, seat))
             record = None
             if replay_key is not None:
@@ -249,10 +269,37 @@ class Matches:
                     orjson.dumps({"action": fingerprint, "body": orjson.Fragment(body)}),
                 )
             if self._commit(game, match, loaded.version, events, record) is not None:
+                ACTIONS.labels(game.name, "seat").inc()
                 return body, False
             if if_match is not None:
                 raise Problem(412, "version_mismatch", "the match changed meanwhile")
+            CAS_RETRIES.labels(game.name).inc()
         raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
+
+    def play_server_turn(self, match_id: str, budget_s: float, rng: random.Random) -> bool:
+        """Play one turn the server owes in ``match_id``: a bot's, or the
+        random move of a seat whose clock ran out. False when none was due
+        or another write won the race (whoever won rescheduled the match)."""
+        loaded = self.store.load(match_id)
+        if loaded is None:
+            self.store.schedule(match_id, None)
+            return False
+        match = loaded.match
+        game = GAMES[match["game"]]
+        due = server_turn(game, match, time.time())
+        if due is None:
+            self.store.schedule(match_id, due_at(game, match))
+            return False
+        seat, policy, timed_out = due
+        with BOT_MOVE.labels(game.name, policy).time():
+            action = choose_action(game, match["state"], seat, policy, rng, budget_s)
+        events = [{"type": "timeout", "seat": seat}] if timed_out else []
+        events += apply_logged(game, match, seat, action)
+        if self._commit(game, match, loaded.version, events) is None:
+            CAS_RETRIES.labels(game.name).inc()
+            return False
+        ACTIONS.labels(game.name, "clock" if timed_out else "bot").inc()
+        return True
 
     # -- helpers ---------------------------------------------------------------
     def _commit(
@@ -263,11 +310,15 @@ class Matches:
         events: list[dict[str, Any]],
         record: tuple[str, bytes] | None = None,
     ) -> int | None:
+        refresh_deadlines(game, match, time.time())
         finished = status_of(game, match) == "finished"
         ttl = self.settings.finished_ttl if finished else self.settings.idle_ttl
         version = expected + 1
         stamped = [{"version": version, **event} for event in events]
-        return self.store.commit(match["id"], expected, match, stamped, ttl, record)
+        committed = self.store.commit(match["id"], expected, match, stamped, ttl, record)
+        if committed is not None:
+            self.store.schedule(match["id"], due_at(game, match))
+        return committed
 
     @staticmethod
     def _replayed(record: bytes, fingerprint: str) -> bytes:
@@ -279,3 +330,72 @@ class Matches:
                 "this Idempotency-Key was already used for another action",
             )
         return orjson.dumps(stored["body"])
+
+
+# -- seats, bots and clocks ------------------------------------------------------
+CLOCK_OPTION = "turn_timeout_s"
+
+
+def is_open(seat: dict[str, Any]) -> bool:
+    return seat["token"] is None and not seat.get("bot")
+
+
+def public_seats(match: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"seat": i, "name": s["name"], "bot": s.get("bot"), "open": is_open(s)}
+        for i, s in enumerate(match["seats"])
+    ]
+
+
+def check_bot(game: Game, bot: str | None) -> None:
+    if bot is not None and bot not in supported(game):
+        raise Problem(
+            422, "invalid_request", f"{game.name} offers the bots {list(supported(game))}"
+        )
+
+
+def apply_logged(
+    game: Game, match: dict[str, Any], seat: int, action: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Apply ``action`` and return its events, preceded by the action itself:
+    the log keeps every accepted action (for its seat's eyes only, as a move
+    can carry secrets) so that a match replays from its seed."""
+    events = game.apply(match["state"], seat, action)
+    return [{"type": "action", "seat": seat, "action": action, "to": [seat]}, *events]
+
+
+def refresh_deadlines(game: Game, match: dict[str, Any], now: float) -> None:
+    """A seat's clock starts when it comes to act and stops when it has acted."""
+    timeout = match["options"].get(CLOCK_OPTION)
+    active = status_of(game, match) == "active"
+    to_act = set(game.to_act(match["state"])) if active and timeout else set()
+    match["deadlines"] = [
+        (deadline or now + timeout) if seat in to_act else None
+        for seat, deadline in enumerate(match["deadlines"])
+    ]
+
+
+def server_turn(game: Game, match: dict[str, Any], now: float) -> tuple[int, str, bool] | None:
+    """(seat, policy, timed out) of a turn the server must play now, if any."""
+    if status_of(game, match) != "active":
+        return None
+    for seat in game.to_act(match["state"]):
+        bot = match["seats"][seat].get("bot")
+        if bot:
+            return seat, bot, False
+        deadline = match["deadlines"][seat]
+        if deadline is not None and deadline <= now:
+            return seat, "random", True
+    return None
+
+
+def due_at(game: Game, match: dict[str, Any]) -> float | None:
+    """When the server owes ``match`` a turn: now for a bot, else the first
+    deadline; None when it owes nothing."""
+    if status_of(game, match) != "active":
+        return None
+    to_act = game.to_act(match["state"])
+    if any(match["seats"][seat].get("bot") for seat in to_act):
+        return time.time()
+    deadlines = [match["deadlines"][seat] for seat in to_act if match["deadlines"][seat]]
+    return min(deadlines, default=None)

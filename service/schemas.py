@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 # Printable names: no control characters, no leading or trailing blanks.
 NAME = validate.And(
@@ -13,12 +13,38 @@ NAME = validate.And(
     ),
 )
 MAX_SEED = 2**63 - 1
+TURN_TIMEOUT = fields.Integer(
+    strict=True,
+    allow_none=True,
+    load_default=None,
+    validate=validate.Range(min=1, max=7 * 24 * 3600),
+    metadata={
+        "description": "seconds a seat has to act before the server plays a random "
+        "legal move for it (all games); absent or null: no clock"
+    },
+)
+
+
+BOT = fields.String(
+    validate=validate.OneOf(["random", "greedy", "mcts"]),
+    metadata={
+        "description": "a server-side bot plays this seat (see GET /v1/games for the "
+        "bots each game offers)"
+    },
+)
 
 
 class PlayerSchema(Schema):
-    """A seat at creation: ``{"name": ..}`` takes it now, ``{}`` leaves it open."""
+    """A seat at creation: ``{"name": ..}`` takes it now (and gets a token),
+    ``{"bot": "mcts"}`` gives it to a bot, ``{}`` leaves it open."""
 
     name = fields.String(validate=NAME, metadata={"example": "Ada"})
+    bot = BOT
+
+    @validates_schema
+    def one_of_name_or_bot(self, data: dict, **kwargs: object) -> None:
+        if "name" in data and "bot" in data:
+            raise ValidationError("a seat takes a name or a bot, not both")
 
 
 class CreateMatchSchema(Schema):
@@ -33,12 +59,21 @@ class CreateMatchSchema(Schema):
 
 
 class JoinSchema(Schema):
-    name = fields.String(required=True, validate=NAME, metadata={"example": "Grace"})
+    """Take an open seat: ``{"name": ..}`` for a person, ``{"bot": ..}`` for a bot."""
+
+    name = fields.String(validate=NAME, metadata={"example": "Grace"})
+    bot = BOT
+
+    @validates_schema
+    def exactly_one_of_name_or_bot(self, data: dict, **kwargs: object) -> None:
+        if ("name" in data) == ("bot" in data):
+            raise ValidationError("give exactly one of name or bot")
 
 
 class SeatSchema(Schema):
     seat = fields.Integer(required=True)
     name = fields.String(allow_none=True, required=True)
+    bot = fields.String(allow_none=True, required=True, metadata={"description": "its bot"})
     open = fields.Boolean(required=True, metadata={"description": "nobody holds this seat yet"})
     token = fields.String(
         metadata={"description": "the seat's bearer token: only in the answer that gives the seat"}
@@ -56,13 +91,24 @@ class MatchSchema(Schema):
     version = fields.Integer(required=True, metadata={"description": "also the ETag"})
     seats = fields.List(fields.Nested(SeatSchema), required=True)
     to_act = fields.List(fields.Integer(), required=True, metadata={"description": "seats to act"})
+    deadlines = fields.List(
+        fields.Float(allow_none=True),
+        required=True,
+        metadata={
+            "description": "per seat, when its turn clock runs out (Unix time, seconds) "
+            "if the match has a turn_timeout_s and the seat is to act; else null"
+        },
+    )
     your_seat = fields.Integer(allow_none=True, required=True)
 
 
 class JoinedSchema(Schema):
     seat = fields.Integer(required=True)
-    name = fields.String(required=True)
-    token = fields.String(required=True, metadata={"description": "keep it: it is shown once"})
+    name = fields.String(allow_none=True, required=True)
+    bot = fields.String(allow_none=True, required=True)
+    token = fields.String(
+        metadata={"description": "a person's seat token: keep it, it is shown once"}
+    )
 
 
 class EventSchema(Schema):
@@ -113,6 +159,7 @@ class GameSchema(Schema):
     max_players = fields.Integer(required=True)
     options = fields.Dict(required=True, metadata={"description": "JSON Schema of the options"})
     actions = fields.List(fields.String(), required=True, metadata={"description": "action types"})
+    bots = fields.List(fields.String(), required=True, metadata={"description": "bot policies"})
 
 
 class GamesSchema(Schema):

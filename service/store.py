@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 import redis
 from redis.backoff import ExponentialBackoff
+from redis.cluster import RedisCluster
 from redis.retry import Retry
 
 # KEYS: match hash, log stream[, idempotency record]
@@ -46,6 +47,22 @@ return {version, n}
 """
 
 
+# KEYS: the due set. ARGV: now, lease seconds. Takes the first match due by
+# now and pushes it back by the lease, so that if its taker dies the match
+# comes due again; the taker's commit then reschedules it for real.
+CLAIM = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
+if #due == 0 then
+  return false
+end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), due[1])
+return due[1]
+"""
+
+# Matches the server owes a turn (a bot's, or a clock's), scored by when.
+DUE_KEY = "ludotheque:due"
+
+
 @dataclass
 class Loaded:
     version: int
@@ -67,21 +84,29 @@ def idempotency_key(match_id: str, owner: str, key: str) -> str:
     return f"m:{{{match_id}}}:idem:{digest}"
 
 
-def connect(url: str, socket_timeout: float = 5, max_connections: int = 200) -> redis.Redis:
+def connect(
+    url: str, cluster: bool = False, socket_timeout: float = 5, max_connections: int = 200
+) -> redis.Redis | RedisCluster:
     """A client with bounded retries on connection errors and timeouts.
 
     Its pool is bounded and blocking: past ``max_connections`` a request
-    waits (up to 5 s) for a free connection instead of failing.
+    waits (up to 5 s) for a free connection instead of failing. With
+    ``cluster``, redis-py's cluster client, ``url`` naming any node.
     """
+    common: dict[str, Any] = {
+        "retry": Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
+        "socket_timeout": socket_timeout,
+        "socket_connect_timeout": 2,
+    }
+    if cluster:
+        return RedisCluster.from_url(url, max_connections=max_connections, **common)
     pool = redis.BlockingConnectionPool.from_url(
         url,
         max_connections=max_connections,
         timeout=5,
-        retry=Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
         retry_on_error=[redis.ConnectionError, redis.TimeoutError],
-        socket_timeout=socket_timeout,
-        socket_connect_timeout=2,
         health_check_interval=30,
+        **common,
     )
     return redis.Redis(connection_pool=pool)
 
@@ -98,6 +123,7 @@ class Store:
         self.blocking = blocking or client
         self.idempotency_ttl = idempotency_ttl
         self._commit = client.register_script(COMMIT)
+        self._claim = client.register_script(CLAIM)
 
     def load(self, match_id: str, replay_key: str | None = None) -> Loaded | None:
         """The match and its version (one round trip), None when unknown."""
@@ -155,11 +181,24 @@ class Store:
             for entry_id, fields in entries
         ]
 
+    def schedule(self, match_id: str, when: float | None) -> None:
+        """The server owes ``match_id`` a turn at ``when`` (None: no longer)."""
+        if when is None:
+            self.client.zrem(DUE_KEY, match_id)
+        else:
+            self.client.zadd(DUE_KEY, {match_id: when})
+
+    def claim(self, now: float, lease_s: float) -> str | None:
+        """A match whose server turn is due, leased for ``lease_s`` seconds."""
+        claimed = self._claim(keys=[DUE_KEY], args=[now, lease_s])
+        return claimed.decode() if claimed else None
+
     def exists(self, match_id: str) -> bool:
         return bool(self.client.exists(match_key(match_id)))
 
     def ready(self) -> bool:
         """Redis answers and the commit script is loaded (loading it if not)."""
-        if not self.client.script_exists(self._commit.sha)[0]:
-            self._commit.sha = self.client.script_load(COMMIT)
+        for script in (self._commit, self._claim):
+            if not self.client.script_exists(script.sha)[0]:
+                self.client.script_load(script.script)
         return True

@@ -85,17 +85,28 @@ def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
         interrupt(again)
 
 
-def test_serve_uses_redis_url_and_starts_no_server(tmp_path, redis_url):
+def test_serve_uses_redis_url_starts_no_server_and_runs_a_bot_worker(tmp_path, redis_url):
     port = free_port()
     env = {**os.environ, "REDIS_URL": redis_url}
     server = start(tmp_path / "unused", port, env)
     try:
         created = requests.post(
             f"http://127.0.0.1:{port}/v1/games/dekal/matches",
-            json={"players": [{}, {}]},
+            json={"players": [{}, {"bot": "random"}]},
             timeout=30,
         )
         assert created.status_code == 201
+        match_id = created.json()["id"]
+        url = f"http://127.0.0.1:{port}/v1/games/dekal/matches/{match_id}/seats/0"
+        assert requests.post(url, json={"name": "Ada"}, timeout=30).status_code == 201
+        # the worker that `serve` started plays the bot's reveal
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            match = requests.get(url.rsplit("/seats", 1)[0], timeout=30).json()
+            if match["to_act"] == [0]:
+                break
+            time.sleep(0.1)
+        assert match["to_act"] == [0]
     finally:
         interrupt(server)
     assert not (tmp_path / "unused").exists()

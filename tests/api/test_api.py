@@ -63,7 +63,7 @@ def test_create_gives_tokens_to_named_seats_only_and_only_once(api):
     assert created.headers["Location"] == f"/v1/games/{GAME}/matches/{match['id']}"
     assert created.headers["ETag"] == f'"{match["version"]}"'
     assert match["seats"][0]["name"] == "Ada" and "token" in match["seats"][0]
-    assert match["seats"][1] == {"seat": 1, "name": None, "open": True}
+    assert match["seats"][1] == {"seat": 1, "name": None, "bot": None, "open": True}
     assert match["status"] == "waiting"
     again = api.get(GAME, match["id"]).json()
     assert all("token" not in seat for seat in again["seats"])
@@ -227,7 +227,7 @@ def test_join_open_seats_then_the_match_starts(api):
     carol = api.join(GAME, match_id, 2, "Carol").json()["token"]
     view = api.get(GAME, match_id, carol).json()
     assert view["status"] == "active" and view["your_seat"] == 2
-    assert view["seats"][2] == {"seat": 2, "name": "Carol", "open": False}
+    assert view["seats"][2] == {"seat": 2, "name": "Carol", "bot": None, "open": False}
     assert api.act(GAME, match_id, carol, action).status_code == 200
 
 

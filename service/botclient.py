@@ -1,0 +1,114 @@
+"""`ludotheque bot`: play one seat of a match through the public HTTP API only.
+
+This is also the model for writing your own bot: wait for your turn with a
+long poll on the event log, ask for your legal actions, pick one, and post
+it with an ``Idempotency-Key`` so that a retry after a dropped connection
+can never play twice. Every call survives a dropped connection or a
+restarted server by retrying with backoff.
+
+Policies: ``random`` needs nothing but the legal actions. ``greedy`` and
+``mcts`` need a full game state to search from, which the client rebuilds
+from its own view with the game's ``state_from_view`` (hidden parts
+sampled), exactly as the server-side bots do with ``determinize``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Any
+
+import requests
+
+from engines import get_game
+from engines.ai import choose_action
+
+log = logging.getLogger(__name__)
+
+RETRYABLE = {429, 500, 502, 503, 504}
+
+
+class BotClient:
+    def __init__(
+        self,
+        url: str,
+        game: str,
+        match_id: str,
+        token: str,
+        policy: str = "random",
+        budget_s: float = 1.0,
+        patience_s: float = 300.0,
+    ) -> None:
+        self.base = f"{url.rstrip('/')}/v1/games/{game}/matches/{match_id}"
+        self.game = get_game(game)
+        self.policy = policy
+        self.budget_s = budget_s
+        self.patience_s = patience_s
+        self.rng = random.Random()
+        self.http = requests.Session()
+        self.http.headers["Authorization"] = f"Bearer {token}"
+        if policy != "random" and not hasattr(self.game, "state_from_view"):
+            raise ValueError(f"{game} bots can play {policy} only on the server side")
+
+    def run(self) -> dict[str, Any]:
+        """Play until the match is over; return its outcome."""
+        after = 0
+        while True:
+            match = self._call("GET", "").json()
+            if match["status"] == "finished":
+                log.info("the match is over: %s", match["outcome"])
+                return match["outcome"]
+            if match["status"] == "active" and match["your_seat"] in match["to_act"]:
+                self._play(match)
+                continue
+            # Not our turn: wait until something happens.
+            page = self._call("GET", "/events", params={"after": after, "wait": 25}).json()
+            after = page["next"]
+
+    def _play(self, match: dict[str, Any]) -> None:
+        legal = self._call("GET", "/legal-actions").json()
+        if legal["version"] != match["version"] or not legal["actions"]:
+            return
+        action = self._choose(match, legal["actions"])
+        seat, version = match["your_seat"], match["version"]
+        answer = self._call(
+            "POST",
+            "/actions",
+            json=action,
+            headers={"If-Match": f'"{version}"', "Idempotency-Key": f"seat{seat}-v{version}"},
+            accept=(200, 409, 412),
+        )
+        if answer.status_code != 200:
+            log.info("the match moved on before our action (%s)", answer.json()["code"])
+
+    def _choose(self, match: dict[str, Any], actions: list[dict[str, Any]]) -> dict[str, Any]:
+        if self.policy == "random":
+            return self.rng.choice(actions)
+        seat = match["your_seat"]
+        state = self.game.state_from_view(match["view"], seat, self.rng)
+        return choose_action(self.game, state, seat, self.policy, self.rng, self.budget_s)
+
+    def _call(
+        self, method: str, path: str, accept: tuple[int, ...] = (200,), **kwargs: Any
+    ) -> requests.Response:
+        """One API call, retried with backoff through dropped connections,
+        restarts and overload, for up to ``patience_s`` seconds."""
+        deadline = time.monotonic() + self.patience_s
+        delay = 0.1
+        while True:
+            try:
+                response = self.http.request(method, self.base + path, timeout=40, **kwargs)
+                if response.status_code in accept:
+                    return response
+                if response.status_code not in RETRYABLE:
+                    response.raise_for_status()
+                    raise RuntimeError(f"unexpected answer {response.status_code}")
+                reason = f"status {response.status_code}"
+            except (requests.ConnectionError, requests.Timeout) as dropped:
+                reason = type(dropped).__name__
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"gave up on {method} {path}: {reason}")
+            log.warning("%s %s failed (%s); retrying in %.1f s", method, path, reason, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)

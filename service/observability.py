@@ -1,0 +1,115 @@
+"""Metrics (Prometheus), structured JSON logs and request ids.
+
+Metrics live in prometheus-client's default registry; under gunicorn with
+several workers, set PROMETHEUS_MULTIPROC_DIR (``ludotheque serve`` and the
+container do) so that ``/metrics`` adds up every worker process.
+Logs are one JSON object per line; a request's lines carry its id, taken
+from ``X-Request-ID`` when the client sends a sane one and echoed back.
+Nothing here ever logs a header or a body, so tokens never reach the logs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+import uuid
+
+from flask import Blueprint, Flask, Response, g, has_request_context, request
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from pythonjsonlogger.json import JsonFormatter
+
+from engines import GAMES
+
+log = logging.getLogger("ludotheque.access")
+
+REQUESTS = Histogram(
+    "ludotheque_request_seconds",
+    "HTTP requests by route, method, status and game, with their latency",
+    ["route", "method", "status", "game"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+)
+ACTIONS = Counter("ludotheque_actions_total", "Actions applied", ["game", "by"])
+CAS_RETRIES = Counter(
+    "ludotheque_cas_retries_total", "Writes re-evaluated after losing a race", ["game"]
+)
+BOT_MOVE = Histogram(
+    "ludotheque_bot_move_seconds",
+    "Time a server-side bot took to choose a move",
+    ["game", "policy"],
+    buckets=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10),
+)
+OPEN_STREAMS = Gauge(
+    "ludotheque_open_streams", "Event streams open now", ["game"], multiprocess_mode="livesum"
+)
+
+SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+metrics = Blueprint("metrics", __name__)
+
+
+@metrics.get("/metrics")
+def serve_metrics() -> Response:
+    registry = REGISTRY
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+
+
+class RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = g.get("request_id") if has_request_context() else None
+        return True
+
+
+def configure_logging(level: str = "INFO") -> None:
+    """JSON lines on stderr for every logger, each with the request id."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(
+        JsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s")
+    )
+    handler.addFilter(RequestIdFilter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+def init_observability(app: Flask) -> None:
+    app.register_blueprint(metrics)
+
+    @app.before_request
+    def start() -> None:
+        g.started = time.perf_counter()
+        given = request.headers.get("X-Request-ID", "")
+        g.request_id = given if SANE_REQUEST_ID.match(given) else uuid.uuid4().hex
+
+    @app.after_request
+    def finish(response: Response) -> Response:
+        response.headers["X-Request-ID"] = g.get("request_id", "")
+        elapsed = time.perf_counter() - g.get("started", time.perf_counter())
+        route = request.url_rule.rule if request.url_rule else "unmatched"
+        game = request.blueprint if request.blueprint in GAMES else ""
+        status = response.status_code
+        REQUESTS.labels(route, request.method, str(status), game).observe(elapsed)
+        log.info(
+            "request",
+            extra={
+                "method": request.method,
+                "route": route,
+                "status": status,
+                "game": game,
+                "ms": round(elapsed * 1000, 2),
+            },
+        )
+        return response
