@@ -17,6 +17,7 @@ os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="ludot
 
 from prometheus_client import multiprocess  # noqa: E402
 
+from service import lifecycle  # noqa: E402
 from service.observability import configure_logging  # noqa: E402
 
 bind = os.environ.get("LUDOTHEQUE_BIND", "127.0.0.1:8000")
@@ -35,6 +36,10 @@ keepalive = 2
 control_socket_disable = True
 
 configure_logging(loglevel.upper())
+
+
+def post_worker_init(worker):
+    lifecycle.attach(worker)
 
 
 def child_exit(server, worker):

@@ -22,5 +22,7 @@ def readyz() -> Response:
     try:
         store.ready()
     except Exception as unavailable:  # any failure means: send no traffic here
-        raise Problem(503, "store_unavailable", f"not ready: {unavailable}") from None
+        raise Problem(
+            503, "store_unavailable", f"not ready: {unavailable}", headers={"Retry-After": "1"}
+        ) from None
     return Response('{"status":"ready"}', mimetype="application/json")

@@ -23,12 +23,13 @@ from engines import GAMES
 from engines.ai import choose_action
 from engines.ai.policies import supported
 from engines.core import Game, IllegalAction, redact_events
-from service import auth
+from service import auth, lifecycle
 from service.errors import Problem, from_illegal_action
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
 from service.store import Loaded, Store, idempotency_key
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")
+WAIT_SLICE_MS = 1000  # blocking reads wake up this often to notice a shutdown
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,11 @@ class Matches:
             events = self.store.events(match_id, after, limit, block_ms)
             shown = redact_events(events, seat)
             after = events[-1]["index"] if events else after
-            block_ms = int((deadline - time.monotonic()) * 1000)
-            if shown or block_ms <= 0:
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if shown or remaining_ms <= 0 or lifecycle.stopping():
                 return {"events": shown, "next": after}
+            # wait in short slices, to notice a shutdown
+            block_ms = min(remaining_ms, WAIT_SLICE_MS)
 
     def stream(self, game: Game, match_id: str, token: str | None, after: int) -> Iterator[str]:
         """Server-Sent Events: the log after ``after`` as the caller may see
@@ -118,7 +121,7 @@ class Matches:
         loaded = self.load(game, match_id)
         seat = self.seat_for(loaded, token)
         over = status_of(game, loaded.match) == "finished"
-        keepalive_ms = int(self.settings.keepalive_s * 1000)
+        slice_ms = min(WAIT_SLICE_MS, int(self.settings.keepalive_s * 1000))
 
         def generate() -> Iterator[str]:
             with OPEN_STREAMS.labels(game.name).track_inprogress():
@@ -126,14 +129,21 @@ class Matches:
 
         def follow() -> Iterator[str]:
             cursor = after
+            quiet_since = time.monotonic()
             yield "retry: 1000\n\n"
             while True:
-                events = self.store.events(match_id, cursor, 100, 0 if over else keepalive_ms)
+                if lifecycle.stopping():
+                    yield ": the server is restarting; reconnect with Last-Event-ID\n\n"
+                    return
+                events = self.store.events(match_id, cursor, 100, 0 if over else slice_ms)
                 if not events:
                     if over or not self.store.exists(match_id):
                         return
-                    yield ": keep-alive\n\n"
+                    if time.monotonic() - quiet_since >= self.settings.keepalive_s:
+                        quiet_since = time.monotonic()
+                        yield ": keep-alive\n\n"
                     continue
+                quiet_since = time.monotonic()
                 for event in events:
                     cursor = event["index"]
                     for shown in redact_events([event], seat):
