@@ -75,7 +75,7 @@ def aim_at_a_real_match(case, matches) -> None:
 
 @schema.parametrize()
 @settings(
-    max_examples=12,
+    max_examples=10,
     derandomize=True,
     deadline=None,
     suppress_health_check=list(HealthCheck),
