@@ -1,0 +1,99 @@
+"""What one request costs in Redis round trips (a pipeline or a Lua script
+is one): reading a match is one, playing an action should be two (read,
+then compare-and-set). Counted in process, with Flask's test client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from service.app import create_app
+
+RAISED = "1000000000/minute"
+
+
+class RoundTrips:
+    def __init__(self) -> None:
+        self.count = 0
+
+
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[RoundTrips]:
+    """Counts what redis-py sends: one packed send is one round trip."""
+    counter = RoundTrips()
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def send(connection: Any, command: Any, check_health: bool = True) -> None:
+        counter.count += 1
+        return original(connection, command, check_health)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", send)
+    yield counter
+
+
+def costs(redis_url: str, round_trips: RoundTrips, rate_limits: bool) -> dict[str, int]:
+    app = create_app(
+        {
+            "REDIS_URL": redis_url,
+            "RATELIMIT_ENABLED": rate_limits,
+            "RATE_LIMIT_PER_ADDRESS": RAISED,
+            "RATE_LIMIT_PER_TOKEN": RAISED,
+        }
+    )
+    http = app.test_client()
+    body = {"players": [{"name": "Ada"}, {"name": "Bob"}], "seed": 2}
+    spent: dict[str, int] = {}
+    # The first match loads the scripts and opens the connections: not counted.
+    for attempt in range(2):
+        match = http.post("/v1/games/dekal/matches", json=body).get_json()
+        url = f"/v1/games/dekal/matches/{match['id']}"
+        headers = {"Authorization": f"Bearer {match['seats'][0]['token']}"}
+        before = round_trips.count
+        http.get(url, headers=headers)
+        spent["view"] = round_trips.count - before
+        before = round_trips.count
+        action = http.get(url + "/legal-actions", headers=headers).get_json()["actions"][0]
+        spent["legal"] = round_trips.count - before
+        before = round_trips.count
+        played = http.post(url + "/actions", json=action, headers=headers)
+        spent["action"] = round_trips.count - before
+        assert played.status_code == 200, played.get_data(as_text=True)
+        if attempt == 0:
+            spent.clear()
+    return spent
+
+
+def test_reading_a_match_costs_one_round_trip(redis_url, round_trips):
+    spent = costs(redis_url, round_trips, rate_limits=False)
+    assert spent["view"] == 1
+    assert spent["legal"] == 1
+
+
+@pytest.mark.parametrize(
+    "rate_limits",
+    [
+        pytest.param(
+            False,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="after the compare-and-set, Matches._commit always updates the due "
+                "set (ZREM for a match without bots or clocks): a third round trip",
+            ),
+        ),
+        pytest.param(
+            True,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="the rate limiter adds three round trips to every request "
+                "(moving window: one hit per limit, one more for the headers)",
+            ),
+        ),
+    ],
+    ids=["no rate limits", "rate limits"],
+)
+def test_playing_an_action_costs_two_round_trips(redis_url, round_trips, rate_limits):
+    spent = costs(redis_url, round_trips, rate_limits)
+    assert spent["action"] <= 2, spent
