@@ -7,13 +7,16 @@ schemas, and this module turns them into routes and OpenAPI components.
 from __future__ import annotations
 
 import functools
+import http
 import re
 from typing import Any
 
 import orjson
 from flask import Response, current_app, request, stream_with_context
 from flask.views import MethodView
+from flask_limiter import RateLimitExceeded
 from flask_smorest import Api, Blueprint
+from flask_smorest.utils import prepare_response
 from marshmallow import Schema, ValidationError, fields
 
 from engines import GAMES
@@ -21,6 +24,7 @@ from engines.ai.policies import supported
 from engines.core import Game
 from service import auth
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
+from service.limits import retry_after
 from service.matches import Matches, present
 from service.schemas import (
     TURN_TIMEOUT,
@@ -40,17 +44,35 @@ class LudothequeApi(Api):
 
     ERROR_SCHEMA = ProblemSchema
 
+    def _register_responses(self) -> None:
+        """flask-smorest's shared error responses, documented as the
+        problem+json they are (its default says application/json)."""
+        for status in http.HTTPStatus:
+            response: dict[str, Any] = {"description": status.phrase}
+            if not (100 <= status < 200) and status not in (204, 304):
+                response["schema"] = self.ERROR_SCHEMA
+            prepare_response(response, self.spec, PROBLEM_JSON)
+            self.spec.components.response(status.name, response, lazy=True)
+        response = {"description": "Default error response", "schema": self.ERROR_SCHEMA}
+        prepare_response(response, self.spec, PROBLEM_JSON)
+        self.spec.components.response("DEFAULT_ERROR", response, lazy=True)
+
     def handle_http_exception(self, error):
         unknown = UNKNOWN_GAME.match(request.path)
         if error.code == 404 and unknown and unknown["name"] not in GAMES:
             error = Problem(404, "game_not_found", f"no game {unknown['name']!r}; see /v1/games")
             return problem_response(error)
-        return problem_response(from_http_exception(error))
+        problem = from_http_exception(error)
+        if isinstance(error, RateLimitExceeded):
+            problem.detail = f"rate limit reached: {error.description}"
+            problem.headers["Retry-After"] = retry_after(error)
+        return problem_response(problem)
 
 
 UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")
 
 
+PROBLEM_JSON = "application/problem+json"
 PROBLEMS = {
     400: "Malformed request (invalid_request)",
     401: "Token missing or malformed (token_required)",

@@ -161,6 +161,13 @@ def register_error_handlers(app: Flask) -> None:
             )
         )
 
+    @app.errorhandler(orjson.JSONEncodeError)
+    def _not_unicode(error: orjson.JSONEncodeError) -> Response:
+        # e.g. a lone surrogate that a lenient JSON parser let through
+        return problem_response(
+            Problem(400, "invalid_request", "the body holds text that is not valid Unicode")
+        )
+
     @app.errorhandler(RecursionError)
     def _too_deep(error: RecursionError) -> Response:
         return problem_response(Problem(400, "invalid_request", "the body is nested too deeply"))

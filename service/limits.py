@@ -1,9 +1,10 @@
 """Rate limits per seat token and per client address, kept in Redis
 (flask-limiter), so that every worker and every pod counts together.
 
-Over a limit: 429 problem+json with Retry-After. Probes and metrics are
-exempt. When the limiter's storage fails, requests pass (the store's own
-errors answer 503 anyway).
+Over a limit: 429 problem+json with Retry-After (the window's length, an
+upper bound that costs no Redis call). Probes and metrics are exempt. When
+the limiter's storage fails, requests pass (the store's own errors answer
+503 anyway).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from flask import Flask, request
-from flask_limiter import ApplicationLimit, Limiter
+from flask_limiter import ApplicationLimit, Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
 from service.auth import token_hash
@@ -55,11 +56,16 @@ def init_limits(app: Flask) -> Limiter:
         ],
         storage_uri=storage_uri(config["REDIS_URL"], config["REDIS_CLUSTER"]),
         storage_options={"socket_timeout": 2, "socket_connect_timeout": 2},
-        strategy="moving-window",
-        headers_enabled=True,
+        # One round trip per limit; the headers would cost one more per request.
+        strategy="fixed-window",
+        headers_enabled=False,
         swallow_errors=True,
         key_prefix="ludotheque",
         enabled=config["RATELIMIT_ENABLED"],
     )
     limiter.init_app(app)
     return limiter
+
+
+def retry_after(error: RateLimitExceeded) -> str:
+    return str(max(1, int(error.limit.limit.get_expiry())))

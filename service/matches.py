@@ -326,7 +326,7 @@ class Matches:
         version = expected + 1
         stamped = [{"version": version, **event} for event in events]
         committed = self.store.commit(match["id"], expected, match, stamped, ttl, record)
-        if committed is not None:
+        if committed is not None and owes_turns(match):
             self.store.schedule(match["id"], due_at(game, match))
         return committed
 
@@ -397,6 +397,12 @@ def server_turn(game: Game, match: dict[str, Any], now: float) -> tuple[int, str
         if deadline is not None and deadline <= now:
             return seat, "random", True
     return None
+
+
+def owes_turns(match: dict[str, Any]) -> bool:
+    """Whether the server may ever play in ``match`` (bots or a clock); a
+    plain match never enters the due set, saving a round trip per write."""
+    return bool(match["options"].get(CLOCK_OPTION)) or any(s.get("bot") for s in match["seats"])
 
 
 def due_at(game: Game, match: dict[str, Any]) -> float | None:

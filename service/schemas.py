@@ -2,17 +2,41 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-# Printable names: no control characters, no leading or trailing blanks.
-NAME = validate.And(
-    validate.Length(min=1, max=40),
-    validate.Regexp(
-        r"^(?!\s)[^\x00-\x1f\x7f]*(?<!\s)$",
-        error="names are 1 to 40 printable characters without leading or trailing blanks",
-    ),
-)
+# Unicode categories a name may not hold: controls (C0 and C1), format
+# characters (bidi overrides, invisible marks; the joiner of emoji sequences
+# excepted), surrogates, private use, unassigned, line and paragraph breaks.
+FORBIDDEN_IN_NAMES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+ZERO_WIDTH_JOINER = "\u200d"
+
+
+def printable_name(name: str) -> bool:
+    """1 to 40 characters, something visible, no blank at either end, and
+    nothing that could hide or disguise the name where it is shown."""
+    return (
+        1 <= len(name) <= 40
+        and name == name.strip()
+        and all(
+            ch == ZERO_WIDTH_JOINER or unicodedata.category(ch) not in FORBIDDEN_IN_NAMES
+            for ch in name
+        )
+        and any(unicodedata.category(ch)[0] in "LNPS" for ch in name)
+    )
+
+
+def valid_name(name: str) -> None:
+    if not printable_name(name):
+        raise ValidationError(
+            "names are 1 to 40 printable characters, without controls, invisible or "
+            "direction-changing characters, and without blanks at either end"
+        )
+
+
 MAX_SEED = 2**63 - 1
+MAX_INDEX = 2**53  # event indexes: far beyond any match, well within Redis stream ids
 TURN_TIMEOUT = fields.Integer(
     strict=True,
     allow_none=True,
@@ -38,7 +62,7 @@ class PlayerSchema(Schema):
     """A seat at creation: ``{"name": ..}`` takes it now (and gets a token),
     ``{"bot": "mcts"}`` gives it to a bot, ``{}`` leaves it open."""
 
-    name = fields.String(validate=NAME, metadata={"example": "Ada"})
+    name = fields.String(validate=valid_name, metadata={"example": "Ada"})
     bot = BOT
 
     @validates_schema
@@ -61,7 +85,7 @@ class CreateMatchSchema(Schema):
 class JoinSchema(Schema):
     """Take an open seat: ``{"name": ..}`` for a person, ``{"bot": ..}`` for a bot."""
 
-    name = fields.String(validate=NAME, metadata={"example": "Grace"})
+    name = fields.String(validate=valid_name, metadata={"example": "Grace"})
     bot = BOT
 
     @validates_schema
@@ -132,7 +156,7 @@ class EventsSchema(Schema):
 
 
 class EventsQuerySchema(Schema):
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_INDEX))
     limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=1000))
     wait = fields.Float(
         load_default=0,
@@ -147,7 +171,7 @@ class EventsQuerySchema(Schema):
 class StreamQuerySchema(Schema):
     after = fields.Integer(
         load_default=0,
-        validate=validate.Range(min=0),
+        validate=validate.Range(min=0, max=MAX_INDEX),
         metadata={"description": "start after this event index (Last-Event-ID wins)"},
     )
 

@@ -55,7 +55,7 @@ class DucaleOptionsSchema(Schema):
 
     target_score = _int(
         load_default=500,
-        validate=validate.Range(min=1),
+        validate=validate.Range(min=1, max=10_000),
         metadata={
             "description": "Rounds go on until a total reaches this (the rulebook "
             "suggests 1000 for a long game); the lowest total wins."

@@ -83,16 +83,7 @@ def aim_at_a_real_match(case, matches) -> None:
 def test_every_operation_answers_as_documented(case, live, matches):
     aim_at_a_real_match(case, matches)
     response = case.call(base_url=live.base, session=live.http, timeout=10)
-    checks = CHECKS
-    if known_query_error_bug(case.operation.path, response.status_code):
-        checks = [check for check in CHECKS if check is not content_type_conformance]
-    case.validate_response(response, checks=checks)
-
-
-def known_query_error_bug(path: str, status: int) -> bool:
-    """The bug that test_a_bad_query_parameter_is_documented_as_problem_json
-    pins down; delete this carve-out with its xfail."""
-    return status == 422 and path.endswith(("/events", "/stream"))
+    case.validate_response(response, checks=CHECKS)
 
 
 def documented_media_types(contract: dict, path: str, method: str, status: str) -> set[str]:
@@ -102,11 +93,6 @@ def documented_media_types(contract: dict, path: str, method: str, status: str) 
     return set(response.get("content", {}))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="flask-smorest documents the 422 of @blp.arguments (and the default error) "
-    "as application/json; the service answers application/problem+json",
-)
 def test_a_bad_query_parameter_is_documented_as_problem_json(live):
     contract = orjson.loads(CONTRACT.read_bytes())
     for game in GAMES:

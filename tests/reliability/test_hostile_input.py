@@ -179,10 +179,6 @@ def option_mutations(game: str) -> Iterator[tuple[str, Any]]:
                 yield name, value
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Ducale's target_score has no upper bound: a match to 2**62 points never ends",
-)
 def test_every_option_is_bounded(server, private_db):
     hostile = Hostile(server)
     before = keyspace(private_db)
@@ -193,11 +189,6 @@ def test_every_option_is_bounded(server, private_db):
     assert keyspace(private_db) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="webargs parses create and join bodies with the standard json module, which "
-    "lets a lone surrogate through; storing it then fails in orjson: 500",
-)
 @pytest.mark.parametrize("where", ["create", "join"])
 def test_a_lone_surrogate_in_a_name_is_refused(server, private_db, where):
     hostile = Hostile(server)
@@ -214,10 +205,6 @@ def test_a_lone_surrogate_in_a_name_is_refused(server, private_db, where):
     assert keyspace(private_db) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="?after= has no upper bound: past 64 bits Redis refuses the stream id: 500",
-)
 def test_an_event_index_past_64_bits_is_refused(server):
     hostile = Hostile(server)
     match_id, _ = new_match(server, "dekal")
@@ -349,11 +336,6 @@ def test_odd_but_printable_names_are_kept_exactly(server, name):
     assert again["seats"][0]["name"] == name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NAME refuses C0 controls only: C1 controls, bidi overrides and "
-    "invisible-only names are accepted",
-)
 @pytest.mark.parametrize(
     "name",
     [

@@ -75,20 +75,13 @@ def test_reading_a_match_costs_one_round_trip(redis_url, round_trips):
 @pytest.mark.parametrize(
     "rate_limits",
     [
-        pytest.param(
-            False,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="after the compare-and-set, Matches._commit always updates the due "
-                "set (ZREM for a match without bots or clocks): a third round trip",
-            ),
-        ),
+        pytest.param(False),
         pytest.param(
             True,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="the rate limiter adds three round trips to every request "
-                "(moving window: one hit per limit, one more for the headers)",
+                reason="with rate limits on, each of the two limits (per address, per "
+                "token) costs one more round trip (fixed window, no headers)",
             ),
         ),
     ],
