@@ -35,6 +35,8 @@ import multiprocessing
 import os
 import platform
 import random
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -474,21 +476,20 @@ def is_loopback(host: str) -> bool:
 
 
 @contextlib.contextmanager
-def serving(command: list[str], env: dict[str, str], port: int, probe: str) -> Iterator[None]:
-    """Run ``command`` (in a session of its own) until the block ends."""
-    process = subprocess.Popen(
-        command,
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+def serving(
+    command: list[str], env: dict[str, str], port: int, probe: str, log: Path
+) -> Iterator[subprocess.Popen]:
+    """Run ``command`` (in a session of its own, its output in ``log``) until
+    the block ends."""
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            command, env=env, cwd=ROOT, stdout=output, stderr=output, start_new_session=True
+        )
     try:
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
-                raise SystemExit(f"{command} exited:\n{process.stderr.read().decode()}")
+                raise SystemExit(f"{command} exited:\n{log.read_text()[-3000:]}")
             try:
                 if requests.get(f"http://{HOST}:{port}{probe}", timeout=2).status_code < 500:
                     break
@@ -497,9 +498,7 @@ def serving(command: list[str], env: dict[str, str], port: int, probe: str) -> I
             if time.monotonic() > deadline:
                 raise SystemExit(f"{command} did not answer on port {port}")
             time.sleep(0.2)
-        # The server's log is not read while it runs: drain it so it never blocks.
-        drain = subprocess.Popen(["cat"], stdin=process.stderr, stdout=subprocess.DEVNULL)
-        yield
+        yield process
     finally:
         process.terminate()
         try:
@@ -507,8 +506,93 @@ def serving(command: list[str], env: dict[str, str], port: int, probe: str) -> I
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        with contextlib.suppress(NameError):
-            drain.wait(timeout=5)
+
+
+def gunicorn_master(process: subprocess.Popen) -> int:
+    """The gunicorn master: ``process`` itself, or its child (``ludotheque serve``)."""
+    if "gunicorn" in " ".join(map(str, process.args)):
+        return process.pid
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+    for child in children:
+        if b"gunicorn" in Path(f"/proc/{child}/cmdline").read_bytes():
+            return int(child)
+    raise SystemExit("no gunicorn process to profile")
+
+
+@contextlib.contextmanager
+def profiling(directory: Path | None, process: subprocess.Popen, name: str) -> Iterator[None]:
+    """With ``directory``, sample the gunicorn workers with py-spy during the
+    block, as collapsed stacks in ``<directory>/<name>.txt`` (for flamegraph
+    tools or speedscope)."""
+    if directory is None:
+        yield
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    command = ["py-spy", "record", "--pid", str(gunicorn_master(process)), "--subprocesses"]
+    command += ["--rate", "200", "--format", "raw", "--output", str(directory / f"{name}.txt")]
+    spy = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(timeout=60)
+
+
+# Leaf frames of a worker waiting for work (gevent's hub, its thread pool):
+# samples that end there are idle time, not cost.
+IDLE_FRAMES = ("Hub.run ", "acquire_with_timeout ", "_WorkerGreenlet.run ", "wait ")
+WATCHED_FRAMES = (
+    "Limiter._check_request_limit",
+    "Matches.play",
+    "Matches.load",
+    "Store.load",
+    "Store.commit",
+    "Store.schedule",
+    "load_action",
+    "apply_logged",
+    "present",
+    "json_response",
+    "Response.write",
+    "Parser.__next__",
+    "init_observability",
+    "Logger.info",
+    "Flask.preprocess_request",
+    "Flask.finalize_request",
+)
+
+
+def profile_summary(path: Path, top: int = 10) -> list[str]:
+    """Where the busy samples of a py-spy raw profile go: by package of the
+    innermost frame (own time), then under the frames this service cares about."""
+    busy = 0
+    own: Counter = Counter()
+    under: Counter = Counter()
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        if not count.isdigit() or frames[-1].startswith(IDLE_FRAMES):
+            continue
+        busy += int(count)
+        own[package_of(frames[-1])] += int(count)
+        for name in {frame.split(" (")[0] for frame in frames}:
+            under[name] += int(count)
+    if not busy:
+        return [f"  {path.name}: no busy samples"]
+    lines = [f"  {path.name}: {busy} busy samples; own time by package:"]
+    lines += [f"    {n / busy:6.1%}  {name}" for name, n in own.most_common(top)]
+    lines.append("  under these frames:")
+    for watched in WATCHED_FRAMES:
+        count = sum(n for name, n in under.items() if watched in name)
+        if count:
+            lines.append(f"    {count / busy:6.1%}  {watched}")
+    return lines
+
+
+def package_of(frame: str) -> str:
+    """``f (redis/connection.py:12)`` -> ``redis``; py-spy names the
+    project's modules and the standard library's by their file alone."""
+    path = frame.rpartition(" (")[2].rstrip(")").rsplit(":", 1)[0]
+    return path.split("/")[0] if "/" in path else path
 
 
 def server_env(redis_url: str, port: int, workers: int, rate_limits: bool) -> dict[str, str]:
@@ -724,6 +808,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="turn the rate limiter off (by default its limits are raised out of reach)",
     )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="sample the servers with py-spy (on PATH) during each phase, into DIR/<phase>.txt",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
     phases_wanted = [p for p in args.phases.split(",") if p]
@@ -731,6 +821,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown phases: {sorted(unknown)}")
     if args.clients < 1 or args.procs < 1 or args.seconds <= 0:
         parser.error("--clients, --procs and --seconds must be positive")
+    if args.profile and not shutil.which("py-spy"):
+        parser.error("--profile needs py-spy on PATH (pip install py-spy)")
     warmup = args.warmup if args.warmup is not None else min(3.0, args.seconds / 5)
 
     def out(line: str) -> None:
@@ -755,16 +847,18 @@ def main(argv: list[str] | None = None) -> int:
         service = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
         service += ["--workers", str(args.workers)]
         if {"play", "action", "view", "half"} & set(phases_wanted):
-            with serving(service, env, port, "/readyz"):
+            with serving(service, env, port, "/readyz", Path(tmp) / "serve.log") as server:
                 for name in ("play", "action", "view"):
                     if name in phases_wanted:
-                        phases[name] = run_phase(name, port, args.clients, **run)
+                        with profiling(args.profile, server, name):
+                            phases[name] = run_phase(name, port, args.clients, **run)
                         report_phase(name, phases[name], out)
                 if "half" in phases_wanted:
                     if "play" not in phases:
                         phases["play"] = run_phase("play", port, args.clients, **run)
                     top = total_rps(phases["play"])
-                    phases["half"] = run_phase("half", port, args.clients, rate=top / 2, **run)
+                    with profiling(args.profile, server, "half"):
+                        phases["half"] = run_phase("half", port, args.clients, rate=top / 2, **run)
                     report_phase("half (play at half the rate play reached)", phases["half"], out)
         if {"rmw", "get"} & set(phases_wanted):
             client = redis.Redis.from_url(redis_url)
@@ -779,10 +873,11 @@ def main(argv: list[str] | None = None) -> int:
                 "bench.baseline_app:create_app()",
             ]
             try:
-                with serving(baseline, env, port, "/get/0"):
+                with serving(baseline, env, port, "/get/0", Path(tmp) / "baseline.log") as server:
                     for name in ("rmw", "get"):
                         if name in phases_wanted:
-                            phases[name] = run_phase(name, port, args.clients, **run)
+                            with profiling(args.profile, server, name):
+                                phases[name] = run_phase(name, port, args.clients, **run)
                             report_phase(name, phases[name], out)
             finally:
                 client.delete(*(baseline_app.key(n) for n in range(args.clients)))
@@ -790,6 +885,12 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_costs:
             costs = measure_costs(redis_url)
             report_costs(costs, out)
+    if args.profile:
+        out(f"\nprofiles (py-spy, collapsed stacks) in {args.profile}:")
+        for name in phases:
+            if (args.profile / f"{name}.txt").exists():
+                for line in profile_summary(args.profile / f"{name}.txt"):
+                    out(line)
     figures = results(phases)
     out("\nratios (targets: action ≥ 0.7 of rmw, view ≥ 0.8 of get, action p99 ≤ 25 ms):")
     out(f"  action_vs_rmw {figures['ratios']['action_vs_rmw']}")
