@@ -34,6 +34,7 @@ class DekalGame:
     # The bots (engines/ai): what a seat cannot see, resampled; the game's
     # own heuristics and search hooks.
     determinize = staticmethod(rules.determinize)
+    state_from_view = staticmethod(rules.state_from_view)
     evaluate = staticmethod(bots.evaluate)
     greedy = staticmethod(bots.greedy)
     rollout_action = staticmethod(bots.rollout_action)

@@ -18,7 +18,9 @@ nowhere else:
   every seat has chosen (then the cards are revealed and choices cleared).
 
 ``determinize(state, seat, rng)`` resamples exactly these (and the seed of
-later deals) for the bots' search.
+later deals) for the bots' search; ``state_from_view(view, seat, rng)``
+builds a whole state from a seat's view alone, for bots that play through
+the API.
 
 Events returned by ``apply`` (all public: once revealed, a value is seen by
 everyone; nothing secret is ever in an event):
@@ -58,6 +60,8 @@ Decisions taken where RULES.md and the rulebooks are silent:
 from __future__ import annotations
 
 import random
+from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -296,6 +300,80 @@ def determinize(state: State, seat: Seat | None, rng: random.Random) -> State:
             new["choices"][s] = {"row": row, "col": col}
     new["rng"] = rng.getrandbits(63)
     return new
+
+
+def state_from_view(seen: dict[str, Any], seat: Seat | None, rng: random.Random) -> State:
+    """A complete state consistent with ``seen``, ``view(state, seat)``
+    after a JSON round trip, for a bot that only has its seat's view.
+
+    Everything in the view is kept; the hidden cards (face-down cells and
+    the reserve) are the 100 cards minus every value the view shows, which
+    ``determinize`` then deals at random, along with the other seats'
+    secret reveal choices and the seed of later deals. So
+    ``view(state_from_view(view(s, seat), seat, rng), seat) == view(s, seat)``.
+    Raises ValueError when the view cannot come from a real state.
+    """
+    n = seen["n_players"]
+    players = seen["players"]
+    unseen = Counter(_deck())
+    unseen.subtract(seen["centre"])
+    unseen.subtract(seen["reserve"]["drawn"])
+    for player in players:
+        unseen.subtract(
+            cell["value"] for row in player["grid"] for cell in row if cell and cell["face_up"]
+        )
+    if any(count < 0 for count in unseen.values()):
+        raise ValueError("the view shows more than 10 cards of one value")
+    # Placeholders for the hidden cards: the right multiset in sorted order,
+    # which determinize then shuffles.
+    hidden = iter(sorted(unseen.elements()))
+    grids = [
+        [[_seen_cell(cell, hidden) for cell in row] for row in player["grid"]]
+        for player in players
+    ]
+    reserve = [next(hidden, None) for _ in range(seen["reserve"]["count"])]
+    if None in reserve or next(hidden, None) is not None:
+        raise ValueError("the view's card counts do not add up to 100")
+    first_player = seen["first_player"]
+    # The first player of turn t is the manche's starter moved t - 1 seats on.
+    starter = None if first_player is None else (first_player - seen["turn"] + 1) % n
+    # The first_player option is used only to decide turn 1 of the first
+    # manche: a first player known before that reveal was fixed at setup.
+    undecided = seen["manche"] == 1 and seen["turn"] == 1 and seen["phase"] == "reveal"
+    rule = starter if undecided and starter is not None else "lowest_card"
+    my_choice = seen.get("my_choice")
+    choices = [
+        # Another seat's choice is unknown: any face-down cell, which
+        # determinize redraws.
+        (dict(my_choice) if s == seat else _any_face_down(grids[s], players[s]["grid"]))
+        if player["chosen"]
+        else None
+        for s, player in enumerate(players)
+    ]
+    skeleton: State = {
+        "n_players": n,
+        "options": {"target_score": seen["target_score"], "first_player": rule},
+        "rng": 0,
+        "manche": seen["manche"],
+        "turn": seen["turn"],
+        "phase": seen["phase"],
+        "starter": starter,
+        "first_player": first_player,
+        "current": seen["current"],
+        "grids": grids,
+        "face_up": [
+            [[bool(cell and cell["face_up"]) for cell in row] for row in player["grid"]]
+            for player in players
+        ],
+        "holes": [dict(player["hole"]) if player["hole"] else None for player in players],
+        "choices": choices,
+        "centre": list(seen["centre"]),
+        "reserve": reserve,
+        "reserve_drawn": list(seen["reserve"]["drawn"]),
+        "totals": [player["total"] for player in players],
+        "manches": [_copy_result(result) for result in seen["manches"]],
+    }
+    return determinize(skeleton, seat, rng)
 
 
 # -- private helpers -------------------------------------------------------
@@ -557,3 +635,24 @@ def _copy_result(result: dict[str, Any]) -> dict[str, Any]:
 def _neighbours(row: int, col: int) -> list[tuple[int, int]]:
     candidates = ((row - 1, col), (row + 1, col), (row, col - 1), (row, col + 1))
     return [(r, c) for r, c in candidates if 0 <= r < SIZE and 0 <= c < SIZE]
+
+
+def _seen_cell(cell: dict[str, Any] | None, hidden: Iterator[int]) -> int | None:
+    """A state cell from a view cell: a hole, a face-up value or the next
+    hidden card."""
+    if cell is None:
+        return None
+    if cell["face_up"]:
+        return cell["value"]
+    value = next(hidden, None)
+    if value is None:
+        raise ValueError("the view's card counts do not add up to 100")
+    return value
+
+
+def _any_face_down(grid: Grid, cells: list[list[Any]]) -> Position:
+    for r in range(SIZE):
+        for c in range(SIZE):
+            if grid[r][c] is not None and not cells[r][c]["face_up"]:
+                return {"row": r, "col": c}
+    raise ValueError("a seat has chosen but has no face-down card")
