@@ -47,6 +47,8 @@ class PacalGame:
     def determinize(self, state: State, seat: Seat | None, rng: random.Random) -> State:
         return rules.determinize(state, seat, rng)
 
+    state_from_view = staticmethod(rules.state_from_view)
+
     def evaluate(self, state: State, seat: Seat) -> float:
         return bots.evaluate(state, seat)
 

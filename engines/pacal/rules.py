@@ -15,7 +15,9 @@ number.
 Hidden information: ``hands`` (each seen by its owner only), ``foundations``
 (only their first cards, the tops, are public, in ``foundation_tops``), the
 solitaire's ``pile``, and ``rng``; ``determinize(state, seat, rng)``
-resamples them for the bots' search.
+resamples them for the bots' search, and ``state_from_view(view, seat,
+rng)`` builds a whole state from a seat's view alone, for bots that play
+through the API.
 
 Decisions taken where RULES.md and the rulebook are silent:
 
@@ -361,6 +363,76 @@ def determinize(state: State, seat: Seat | None, rng: random.Random) -> State:
     return new
 
 
+def state_from_view(seen: dict[str, Any], seat: Seat | None, rng: random.Random) -> State:
+    """A complete state consistent with ``seen``, ``view(state, seat)``
+    after a JSON round trip, for a bot that only has its seat's view.
+
+    Everything in the view is kept; the hidden cards (the other hand, the
+    foundations below their tops, the solitaire's pile and foundation) are
+    the 50 cards minus every card the view shows, which ``determinize`` then
+    deals at random, along with the seed of later deals. So
+    ``view(state_from_view(view(s, seat), seat, rng), seat) == view(s, seat)``.
+    Raises ValueError when the view cannot come from a real state.
+    """
+    players = seen["players"]
+    pyramids = [[list(stack) for stack in player["pyramid"]] for player in players]
+    shown = [card for pyramid in pyramids for stack in pyramid for card in stack]
+    if seen["mode"] == MODE_SOLITAIRE:
+        shown += seen["set_aside"] + ([seen["drawn"]] if seen["drawn"] is not None else [])
+        hidden = _unseen(set(shown), N_SLOTS + seen["pile_size"])
+        skeleton: State = {
+            "mode": MODE_SOLITAIRE,
+            "n_players": 1,
+            "rng": 0,
+            "manche": seen["manche"],
+            "foundations": [hidden[:N_SLOTS]],
+            "pile": hidden[N_SLOTS:],
+            "pyramids": pyramids,
+            "set_aside": list(seen["set_aside"]),
+            "cards_drawn": seen["cards_drawn"],
+            "drawn": seen["drawn"],
+            "phase": seen["phase"],
+        }
+        return determinize(skeleton, seat, rng)
+    phase = seen["phase"]
+    offer = seen["offer"]
+    own = [player["hand"] or [] for player in players if player["seat"] == seat]
+    tops = [player["foundation_top"] for player in players]
+    # In the last-card phase the view's to_place is the owner's last hand
+    # card, still in the hand; otherwise it is a card in flight.
+    to_place = [None, None] if phase == LAST_CARD else [p["to_place"] for p in players]
+    shown += tops + [card for hand in own for card in hand]
+    shown += [card for card in (offer["cards"] if offer else []) + to_place if card is not None]
+    hidden_hands = [s for s in range(2) if s != seat]
+    sizes = [players[s]["hand_size"] for s in hidden_hands]
+    hidden = _unseen(set(shown), sum(sizes) + 2 * (N_SLOTS - 1))
+    hands = [list(players[s]["hand"]) if s == seat else [] for s in range(2)]
+    for s, size in zip(hidden_hands, sizes, strict=True):
+        hands[s], hidden = hidden[:size], hidden[size:]
+    skeleton = {
+        "mode": MODE_MATCH,
+        "n_players": 2,
+        "rng": 0,
+        "manche": seen["manche"],
+        "manches_to_win": seen["manches_to_win"],
+        "manches_won": [player["manches_won"] for player in players],
+        "last_manche": _copy_last_manche(seen["last_manche"]),
+        "winners": None if seen["winners"] is None else list(seen["winners"]),
+        "foundations": [[tops[s], *hidden[9 * s : 9 * (s + 1)]] for s in range(2)],
+        "hands": hands,
+        "foundation_tops": tops,
+        "pyramids": pyramids,
+        # Once the match is over nothing reads the active seat any more.
+        "active": 0 if seen["active"] is None else seen["active"],
+        "offers_made": seen["offers_made"],
+        "offer": None if offer is None else _copy_offer(offer),
+        "to_place": to_place,
+        "pending": [player["to_act"] and phase in (PLACE, LAST_CARD) for player in players],
+        "phase": phase,
+    }
+    return determinize(skeleton, seat, rng)
+
+
 # --- Construction rule (public helpers) -----------------------------------
 
 
@@ -599,3 +671,13 @@ def _copy_last_manche(last: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _unseen(shown: set[int], count: int) -> list[int]:
+    """The cards not in ``shown``, sorted; there must be ``count`` of them."""
+    if not shown <= set(range(1, N_CARDS + 1)):
+        raise ValueError("the view shows a card that does not exist")
+    hidden = [card for card in range(1, N_CARDS + 1) if card not in shown]
+    if len(hidden) != count:
+        raise ValueError(f"{len(hidden)} unseen cards where the view hides {count}")
+    return hidden
