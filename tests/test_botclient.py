@@ -50,7 +50,7 @@ def server_bots(server: LiveServer) -> tuple[Worker, threading.Thread]:
     return worker, thread
 
 
-@pytest.mark.parametrize("policy", ["random"])
+@pytest.mark.parametrize("policy", ["random", "mcts"])
 def test_an_external_bot_plays_a_server_bot_through_a_restart(redis_url, policy):
     port = free_port()
     server = LiveServer({"REDIS_URL": redis_url}, port=port)
