@@ -15,9 +15,12 @@ monkey.patch_all()
 # set before prometheus_client is imported anywhere.
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="ludotheque-metrics-"))
 
+import orjson  # noqa: E402
+from gunicorn import util  # noqa: E402
 from prometheus_client import multiprocess  # noqa: E402
 
 from service import lifecycle  # noqa: E402
+from service.errors import HTTP_CODES, PROBLEM_TYPE  # noqa: E402
 from service.observability import configure_logging  # noqa: E402
 
 bind = os.environ.get("LUDOTHEQUE_BIND", "127.0.0.1:8000")
@@ -36,6 +39,32 @@ keepalive = 2
 control_socket_disable = True
 
 configure_logging(loglevel.upper())
+
+
+def write_problem(sock, status_int: int, reason: str, mesg: str) -> None:
+    """What gunicorn refuses before the app sees it (a request line or
+    headers past its limits, a malformed request) answered as every other
+    error is: problem+json with a stable code, instead of gunicorn's HTML."""
+    code = HTTP_CODES.get(status_int, "invalid_request")
+    body = orjson.dumps(
+        {
+            "type": PROBLEM_TYPE + code,
+            "title": reason,
+            "status": status_int,
+            # not gunicorn's message: it may quote the offending request line
+            "detail": f"the server refused the request before reading it: {reason}",
+            "code": code,
+        }
+    )
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+        f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+# gunicorn's workers call util.write_error for these; the workers inherit this module.
+util.write_error = write_problem
 
 
 def post_worker_init(worker):

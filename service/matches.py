@@ -173,9 +173,8 @@ class Matches:
             check_bot(game, player.get("bot"))
         if seed is None:
             seed = secrets.randbits(63)
-        engine_options = {k: v for k, v in options.items() if k != CLOCK_OPTION}
         try:
-            state = game.setup(engine_options, len(players), seed)
+            state = game.setup(engine_options(options), len(players), seed)
         except IllegalAction as refused:
             raise Problem(422, "invalid_options", refused.message) from None
         tokens = [auth.new_token() if "name" in p else None for p in players]
@@ -344,6 +343,11 @@ class Matches:
 
 # -- seats, bots and clocks ------------------------------------------------------
 CLOCK_OPTION = "turn_timeout_s"
+
+
+def engine_options(options: dict[str, Any]) -> dict[str, Any]:
+    """A match's options less the service's own (the clock): the game's."""
+    return {k: v for k, v in options.items() if k != CLOCK_OPTION}
 
 
 def is_open(seat: dict[str, Any]) -> bool:

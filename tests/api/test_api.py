@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from engines import GAMES
+from service.matches import engine_options
 from service.store import log_key, match_key
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
@@ -295,7 +296,7 @@ def test_idempotency_key_returns_the_first_answer(api, redis_client):
 def replay_from_log(redis_client, match_id: str):
     match = orjson.loads(redis_client.hget(match_key(match_id), "d"))
     game = GAMES[match["game"]]
-    state = game.setup(match["options"], len(match["seats"]), match["seed"])
+    state = game.setup(engine_options(match["options"]), len(match["seats"]), match["seed"])
     entries = redis_client.xrange(log_key(match_id), "-", "+")
     actions = [orjson.loads(f[b"e"]) for _, f in entries]
     for event in actions:

@@ -35,10 +35,6 @@ def raw(base: str, request: bytes) -> bytes:
     return answer
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gunicorn answers its own protocol errors (414, 431, 400) as text/html",
-)
 def test_requests_gunicorn_refuses_are_problem_json_too(served):
     url = f"{served}/v1/games/dekal/matches/{'0' * 32}"
     answers = [
