@@ -169,22 +169,23 @@ def schema_name(schema: type[Schema]) -> str:
     return schema.__name__.removesuffix("Schema")
 
 
-def load_action(game: Game) -> dict[str, Any]:
-    """The request body as one of ``game``'s actions, loaded by its schema."""
+def load_action(loaders: dict[str, Schema]) -> dict[str, Any]:
+    """The request body as one of a game's actions, loaded by its schema
+    (``loaders``: one schema instance per action type, built once)."""
     body = request.get_json(force=True)
     if not isinstance(body, dict):
         raise Problem(400, "invalid_request", "the body must be a JSON object")
     kind = body.get("type")
-    schema = game.action_schemas.get(kind) if isinstance(kind, str) else None
+    schema = loaders.get(kind) if isinstance(kind, str) else None
     if schema is None:
         raise Problem(
             422,
             "invalid_request",
-            f"'type' must be one of {sorted(game.action_schemas)}",
-            errors={"type": [f"one of {sorted(game.action_schemas)}"]},
+            f"'type' must be one of {sorted(loaders)}",
+            errors={"type": [f"one of {sorted(loaders)}"]},
         )
     try:
-        return schema().load(body)
+        return schema.load(body)
     except ValidationError as invalid:
         raise Problem(
             422, "invalid_request", "the action does not match its schema", errors=invalid.messages
@@ -258,6 +259,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
     )
     names = game_components(api, game)
     options_schema, create_schema, match_schema = game_schemas(game)
+    loaders = {kind: schema() for kind, schema in game.action_schemas.items()}
     ref = {k: {"$ref": f"#/components/schemas/{v}"} for k, v in names.items()}
 
     @blp.route("/matches")
@@ -356,7 +358,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             key = request.headers.get("Idempotency-Key")
             if key is not None and not 1 <= len(key) <= 200:
                 raise Problem(400, "invalid_request", "Idempotency-Key takes 1 to 200 characters")
-            action = load_action(game)
+            action = load_action(loaders)
             body, replayed = matches().play(game, match_id, token, action, if_match, key)
             headers = {"Idempotent-Replayed": "true"} if replayed else {}
             return json_response(body, headers=headers)
