@@ -93,12 +93,11 @@ def run_servers() -> None:
 )
 def worker(budget_ms: int) -> None:
     """Play bot turns and expired turn clocks (REDIS_URL required)."""
-    from service.app import create_app
     from service.observability import configure_logging
     from service.worker import run_worker
 
     configure_logging()
-    run_worker(create_app(), budget_ms / 1000)
+    run_worker(budget_ms / 1000)
 
 
 @main.command()

@@ -16,21 +16,25 @@ import signal
 import threading
 import time
 
-from flask import Flask
-
 from service.matches import Matches
 
 log = logging.getLogger(__name__)
 
 
 class Worker:
-    def __init__(self, matches: Matches, budget_s: float, idle_s: float = 0.05) -> None:
+    def __init__(
+        self,
+        matches: Matches,
+        budget_s: float,
+        idle_s: float = 0.05,
+        stopping: threading.Event | None = None,
+    ) -> None:
         self.matches = matches
         self.budget_s = budget_s
         self.idle_s = idle_s
         self.lease_s = budget_s + 30
         self.rng = random.Random()
-        self.stopping = threading.Event()
+        self.stopping = stopping or threading.Event()
 
     def run_once(self) -> bool:
         """Play one due turn; False when nothing was due."""
@@ -58,9 +62,13 @@ class Worker:
         log.info("worker stopped")
 
 
-def run_worker(app: Flask, budget_s: float) -> None:
-    """Run until SIGTERM or SIGINT, finishing the turn at hand."""
-    worker = Worker(app.extensions["ludotheque.matches"], budget_s)
+def run_worker(budget_s: float) -> None:
+    """Run until SIGTERM or SIGINT, finishing the turn at hand. The signals
+    are caught first thing, so that even a stop during start-up is clean."""
+    stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: worker.stopping.set())
-    worker.run()
+        signal.signal(signum, lambda *_: stopping.set())
+    from service.app import create_app
+
+    app = create_app()
+    Worker(app.extensions["ludotheque.matches"], budget_s, stopping=stopping).run()

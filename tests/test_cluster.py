@@ -3,6 +3,8 @@ played through the API with REDIS_CLUSTER=1, bots and streams included."""
 
 from __future__ import annotations
 
+import random
+import socket
 import subprocess
 import threading
 import time
@@ -13,13 +15,27 @@ import pytest
 import redis
 
 from engines import GAMES
-from service.embedded import free_port, server_binary
+from service.embedded import server_binary
 from service.worker import Worker
 from tests.api.client import ApiClient
 from tests.api.test_play import play_random
 from tests.conftest import LiveServer
 
 SLOTS = 16384
+
+
+def cluster_port() -> int:
+    """A free port whose cluster bus port (the port + 10000) is free too;
+    ephemeral ports are too high for that, so pick below them."""
+    while True:
+        port = random.randint(20000, 30000)
+        try:
+            with socket.socket() as node, socket.socket() as bus:
+                node.bind(("127.0.0.1", port))
+                bus.bind(("127.0.0.1", port + 10000))
+        except OSError:
+            continue
+        return port
 
 
 def start_node(folder: Path, port: int) -> subprocess.Popen:
@@ -63,7 +79,7 @@ def wait_ping(client: redis.Redis) -> None:
 @pytest.fixture(scope="module")
 def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Three masters, the slots split in three, met with CLUSTER MEET."""
-    ports = [free_port() for _ in range(3)]
+    ports = [cluster_port() for _ in range(3)]
     root = tmp_path_factory.mktemp("cluster")
     nodes = [start_node(root / str(port), port) for port in ports]
     clients = [redis.Redis(port=port) for port in ports]
