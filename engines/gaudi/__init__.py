@@ -6,12 +6,13 @@ into one object satisfying :class:`engines.core.Game`.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from marshmallow import Schema
 
 from engines.core import Action, Event, Seat, State
-from engines.gaudi import rules, schemas
+from engines.gaudi import bots, rules, schemas
 
 
 class GaudiGame:
@@ -43,6 +44,27 @@ class GaudiGame:
 
     def outcome(self, state: State) -> dict[str, Any] | None:
         return rules.outcome(state)
+
+    # The bots (engines/ai): what a seat cannot see, resampled; the game's
+    # own heuristics and search hooks.
+
+    def determinize(self, state: State, seat: Seat | None, rng: random.Random) -> State:
+        return rules.determinize(state, seat, rng)
+
+    def evaluate(self, state: State, seat: Seat) -> float:
+        return bots.evaluate(state, seat)
+
+    def greedy(self, state: State, seat: Seat, rng: random.Random) -> Action:
+        return bots.greedy(state, seat, rng)
+
+    def search_actions(self, state: State, seat: Seat) -> list[Action]:
+        return bots.search_actions(state, seat)
+
+    def rollout_action(self, state: State, seat: Seat, rng: random.Random) -> Action:
+        return bots.rollout_action(state, seat, rng)
+
+    def playout_value(self, start: State, state: State) -> list[float] | None:
+        return bots.playout_value(start, state)
 
 
 GAME = GaudiGame()

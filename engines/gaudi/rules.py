@@ -53,6 +53,8 @@ import random
 from collections import Counter
 from typing import Any
 
+import orjson
+
 from engines.core import Action, Event, IllegalAction, Seat, State, seeded_rng
 from engines.gaudi.geometry import (
     ANIMALS,
@@ -84,6 +86,7 @@ HAND_SIZE = 3
 MAX_TILES_PER_TURN = 3
 MARKERS_BY_PLAYERS: dict[int, int] = {2: 35, 3: 25, 4: 25, 5: 15, 6: 15}
 START_HEX: Hex = (0, 0)
+OBJECTIVE_DEALS = 50  # determinize: random deals tried before a backtracking one
 
 DEFAULT_OPTIONS: dict[str, Any] = {"short_game": False, "beginner": False, "first_player": 0}
 
@@ -246,6 +249,84 @@ def view(state: State, seat: Seat | None) -> dict[str, Any]:
         "short_game": state["short_game"],
         "beginner": state["beginner"],
     }
+
+
+def determinize(state: State, seat: Seat | None, rng: random.Random) -> State:
+    """A new state that ``seat`` (None: a spectator) cannot tell from ``state``.
+
+    The tiles ``seat`` has not seen (the box less the board and its own
+    hand) are one pool, dealt anew from its sorted list: the other hands
+    (sizes kept), then the pile (size kept); in a short game the rest stays
+    out of the box. Hidden objectives are redealt from the cards ``seat``
+    does not hold, among those consistent with the markers on the table
+    (``objective_candidates``). What the seat's own legal actions tell is
+    kept: when none of its tiles fits, the pile holds a placeable tile
+    exactly when the real one does (exchange or pass), and an unfinished
+    game is never left blocked. The generator of later draws is reseeded;
+    ``state`` is left untouched.
+    """
+    new: State = orjson.loads(orjson.dumps(state))
+    hidden = [s for s in range(new["players"]) if s != seat]
+    if not (new["finished"] or new["beginner"]):
+        for s, objective in zip(hidden, _sampled_objectives(new, seat, hidden, rng), strict=True):
+            new["objectives"][s] = objective
+    board = _board_map(new)
+    own_fits = seat is not None and _can_place(board, new["hands"][seat])
+    # When none of its tiles fits, the seat's legal actions (exchange or
+    # pass) tell whether the pile holds a placeable tile.
+    pile_placeable = None
+    if not own_fits and seat in to_act(new):
+        pile_placeable = _can_place(board, new["pile"])
+    unseen = Counter(BOX)
+    unseen.subtract(placed["tile"] for placed in new["board"])
+    if seat is not None:
+        unseen.subtract(new["hands"][seat])
+    pool = sorted(unseen.elements())
+    rng.shuffle(pool)
+    slots = [(s, i) for s in hidden for i in range(len(new["hands"][s]))]
+    pile_start = len(slots)
+    slots += [(None, i) for i in range(len(new["pile"]))]
+    if pile_placeable is not None or not (own_fits or new["finished"]):
+        placeable = _placeable_kinds(board, [kind for kind, count in unseen.items() if count])
+        _keep_pile_requirement(pool, pile_start, len(slots), placeable, pile_placeable, rng)
+        if not new["finished"]:
+            ends = pile_start if pile_placeable is False else len(slots)
+            _keep_unblocked(pool, len(slots), ends, placeable, rng)
+    for (s, i), tile in zip(slots, pool, strict=False):
+        if s is None:
+            new["pile"][i] = tile
+        else:
+            new["hands"][s][i] = tile
+    new["rng"] = rng.getrandbits(63)
+    return new
+
+
+def objective_candidates(state: State, seat: Seat | None, other: Seat) -> list[dict[str, str]]:
+    """The objectives ``other`` may hold, as far as ``seat`` (None: a spectator) can tell.
+
+    Public objectives (``beginner``, or the game over) are known. Otherwise:
+    with 2 or 3 players no card is shared, so ``other`` holds neither of
+    ``seat``'s cards; every animal ``other`` marked matches one of its cards;
+    and with 2 players, an unmarked animal that matches ``seat``'s cards
+    while ``seat`` still has markers was completed by ``other``, so matches
+    none of ``other``'s cards (while ``other`` still has markers too).
+    """
+    if state["finished"] or state["beginner"] or other == seat:
+        return [dict(state["objectives"][other])]
+    mine = None if seat is None else state["objectives"][seat]
+    distinct = state["players"] <= 3
+    marked, unmatched = _marker_evidence(state, seat, other)
+    candidates = []
+    for animal in ANIMALS:
+        for colour in COLOURS:
+            objective = {"animal": animal, "colour": colour}
+            if mine is not None and distinct and _objective_match(mine, objective):
+                continue
+            if all(_objective_match(objective, a) for a in marked) and not any(
+                _objective_match(objective, a) for a in unmatched
+            ):
+                candidates.append(objective)
+    return candidates
 
 
 # -- Private helpers: setup ---------------------------------------------------------
@@ -638,3 +719,129 @@ def _end_reason(state: State, board: dict[Hex, str]) -> str | None:
     if not _can_place(board, everything):
         return "blocked"
     return None
+
+
+# -- Private helpers: determinization ---------------------------------------------
+
+
+def _sampled_objectives(
+    state: State, seat: Seat | None, hidden: list[Seat], rng: random.Random
+) -> list[dict[str, str]]:
+    """Objectives for the ``hidden`` seats, dealt as at setup from the cards
+    ``seat`` does not hold, until they fit ``objective_candidates``; a
+    backtracking deal when chance keeps failing."""
+    copies = 1 if state["players"] <= 3 else 2
+    animals = [animal for animal in ANIMALS for _ in range(copies)]
+    colours = [colour for colour in COLOURS for _ in range(copies)]
+    if seat is not None:
+        animals.remove(state["objectives"][seat]["animal"])
+        colours.remove(state["objectives"][seat]["colour"])
+    allowed = [objective_candidates(state, seat, s) for s in hidden]
+    for _ in range(OBJECTIVE_DEALS):
+        rng.shuffle(animals)
+        rng.shuffle(colours)
+        dealt = [{"animal": a, "colour": c} for a, c in zip(animals, colours, strict=False)]
+        if all(dealt[i] in allowed[i] for i in range(len(hidden))):
+            return dealt[: len(hidden)]
+    found = _backtrack_objectives(allowed, Counter(animals), Counter(colours), rng)
+    return found if found is not None else dealt[: len(hidden)]
+
+
+def _backtrack_objectives(
+    allowed: list[list[dict[str, str]]],
+    animals: Counter,
+    colours: Counter,
+    rng: random.Random,
+) -> list[dict[str, str]] | None:
+    """A deal giving each seat one of its ``allowed`` objectives from the
+    cards left, tried in random order; None when there is none."""
+    if not allowed:
+        return []
+    options = list(allowed[0])
+    rng.shuffle(options)
+    for objective in options:
+        animal, colour = objective["animal"], objective["colour"]
+        if animals[animal] <= 0 or colours[colour] <= 0:
+            continue
+        animals[animal] -= 1
+        colours[colour] -= 1
+        rest = _backtrack_objectives(allowed[1:], animals, colours, rng)
+        animals[animal] += 1
+        colours[colour] += 1
+        if rest is not None:
+            return [dict(objective), *rest]
+    return None
+
+
+def _marker_evidence(
+    state: State, seat: Seat | None, other: Seat
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The distinct animals (as ``{animal, colour}``) that ``other``'s
+    objective must match (it marked them), and those it cannot match (see
+    ``objective_candidates``)."""
+    mine = None if seat is None else state["objectives"][seat]
+    inferred = (
+        mine is not None
+        and state["players"] == 2
+        and state["markers"][seat] > 0
+        and state["markers"][other] > 0
+    )
+    marked: dict[tuple[str, str], dict[str, str]] = {}
+    unmatched: dict[tuple[str, str], dict[str, str]] = {}
+    for animal in state["animals"]:
+        key = (animal["animal"], animal["colour"])
+        if animal["marker"] == other:
+            marked[key] = {"animal": key[0], "colour": key[1]}
+        elif inferred and animal["marker"] is None and _objective_match(mine, animal):
+            unmatched[key] = {"animal": key[0], "colour": key[1]}
+    return list(marked.values()), list(unmatched.values())
+
+
+def _placeable_kinds(board: dict[Hex, str], kinds: list[str]) -> set[str]:
+    """The ``kinds`` of tile that fit on some hex touching the table."""
+    requirements = {_requirement(board, hex_) for hex_ in frontier(board)}
+    return {kind for kind in kinds if any(_fits(kind, need) for need in requirements)}
+
+
+def _keep_pile_requirement(
+    pool: list[str],
+    start: int,
+    end: int,
+    placeable: set[str],
+    required: bool | None,
+    rng: random.Random,
+) -> None:
+    """Swap tiles into or out of the pile (``pool[start:end]``) so that it
+    holds a placeable tile exactly when ``required`` says so."""
+    if required is None or start == end:
+        return
+    inside = [i for i in range(start, end) if pool[i] in placeable]
+    outside = [i for i in range(len(pool)) if not start <= i < end]
+    if required and not inside:
+        donors = [i for i in outside if pool[i] in placeable]
+        if donors:
+            i, j = rng.randrange(start, end), rng.choice(donors)
+            pool[i], pool[j] = pool[j], pool[i]
+    elif not required and inside:
+        donors = [i for i in outside if pool[i] not in placeable]
+        rng.shuffle(donors)
+        for i, j in zip(inside, donors, strict=False):
+            pool[i], pool[j] = pool[j], pool[i]
+
+
+def _keep_unblocked(
+    pool: list[str],
+    dealt: int,
+    targets: int,
+    placeable: set[str],
+    rng: random.Random,
+) -> None:
+    """When no tile in play (``pool[:dealt]``; the seat's own hand does not
+    fit) fits anywhere, swap a placeable tile left out of the box into
+    ``pool[:targets]``."""
+    if any(pool[i] in placeable for i in range(dealt)) or not targets:
+        return
+    donors = [i for i in range(dealt, len(pool)) if pool[i] in placeable]
+    if donors:
+        i, j = rng.randrange(targets), rng.choice(donors)
+        pool[i], pool[j] = pool[j], pool[i]
