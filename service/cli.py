@@ -45,6 +45,8 @@ def serve(host: str, port: int, data_dir: str, workers: int) -> None:
     without REDIS_URL, start a private Redis too."""
     from service.embedded import EmbeddedRedis
 
+    # Until the servers run, SIGTERM unwinds normally (stopping the embedded Redis).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     os.environ["LUDOTHEQUE_BIND"] = f"{host}:{port}"
     os.environ["LUDOTHEQUE_WORKERS"] = str(workers)
     if os.environ.get("REDIS_URL"):

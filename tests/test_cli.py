@@ -36,7 +36,9 @@ def start(data_dir: Path, port: int, env: dict[str, str], workers: int = 2) -> s
                 return process
         except requests.RequestException:
             time.sleep(0.1)
-    process.kill()
+    # SIGTERM, not SIGKILL: `serve` then stops the servers it started too
+    process.terminate()
+    process.wait(timeout=30)
     raise AssertionError(f"no start:\n{log_path.read_text()}")
 
 
