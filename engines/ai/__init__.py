@@ -25,7 +25,7 @@ In ``engines/<game>/bots.py``:
   ``seat`` on a determinized copy and keep the best evaluation. A
   simultaneous choice or a choice whose effect depends on chance is valued
   after the rest of the round (others' choices, the reveal) is played out.
-- optionally, two search hooks that make ``mcts`` much stronger:
+- optionally, search hooks that make ``mcts`` much stronger:
 
   - ``rollout_action(state, seat, rng) -> Action``: a fast, reasonable
     policy for playouts. It only ever runs on determinized states, so it
@@ -37,10 +37,16 @@ In ``engines/<game>/bots.py``:
     states, where it may shape the result (win plus a margin); where it
     returns None at the end, the outcome is used: a share of 1 among the
     winners.
+  - ``search_actions(state, seat) -> list[Action]``: the subset of the
+    legal actions the tree considers, for a wide choice (Pacal's 105
+    offers: the best few by the evaluation). Default: every legal action.
+  - ``search_exploration: float``: UCB1's constant, to match how widely
+    the game's values spread (default 0.7; smaller when values stay close
+    to one half).
 
 Then expose them on the game object in ``engines/<game>/__init__.py``:
-``determinize``, ``evaluate``, ``greedy`` and, if written, ``rollout_action``
-and ``playout_value``. ``tests/engines/test_ai.py`` runs the generic checks
+``determinize``, ``evaluate``, ``greedy`` and, if written, the search
+hooks. ``tests/engines/test_ai.py`` runs the generic checks
 (views kept by determinize, legal actions only, hidden information unused,
 time budget) over every registered game that has them.
 

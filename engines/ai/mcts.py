@@ -39,7 +39,7 @@ import orjson
 
 from engines.core import Action, Game, Seat, State
 
-EXPLORATION = 0.7  # UCB1's constant, for values in [0, 1]
+EXPLORATION = 0.7  # UCB1's constant, for values spread over [0, 1]
 MAX_PLAYOUT_STEPS = 5_000
 
 Values = list[float]
@@ -80,7 +80,9 @@ def search(
     """The action ``seat`` should play, by ISMCTS within ``budget_s`` seconds.
 
     ``iterations`` caps the number of iterations (tests use it to make the
-    search reproducible); the time budget applies in any case. ``state`` is
+    search reproducible); the time budget applies in any case.
+    ``exploration``: UCB1's constant; default the game's
+    ``search_exploration``, else ``EXPLORATION``. ``state`` is
     only read through ``game.legal_actions(state, seat)`` and
     ``game.determinize``.
     """
@@ -88,7 +90,8 @@ def search(
     actions = game.legal_actions(state, seat)
     if len(actions) == 1:
         return actions[0]
-    search = _Search(game, seat, rng, deadline, exploration or EXPLORATION)
+    constant = exploration or getattr(game, "search_exploration", EXPLORATION)
+    search = _Search(game, seat, rng, deadline, constant)
     search.start = game.determinize(state, seat, rng)
     root = Node(None, None)
     done = 0

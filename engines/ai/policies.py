@@ -61,14 +61,15 @@ def one_ply(
     """The legal action whose result ``evaluate`` values best for ``seat``.
 
     Each action is played on ``samples`` determinized copies; when ``seat``
-    acts in a simultaneous round, the other seats of that round then play
-    random legal actions so that the round resolves before the evaluation.
-    Ties are broken at random. A generic ``greedy`` for games that need
-    nothing finer.
+    acts in a simultaneous round, the other seats of that round then play by
+    the game's ``rollout_action`` (random legal actions without one) so
+    that the round resolves before the evaluation. Ties are broken at
+    random. A generic ``greedy`` for games that need nothing finer.
     """
     actions = game.legal_actions(state, seat)
     if len(actions) == 1:
         return actions[0]
+    others_policy = getattr(game, "rollout_action", None) or _random_policy(game)
     worlds = [game.determinize(state, seat, rng) for _ in range(samples)]
     round_seats = [s for s in game.to_act(worlds[0]) if s != seat]
     best: list[Action] = []
@@ -80,13 +81,20 @@ def one_ply(
             game.apply(after, seat, action)
             for other in round_seats:
                 if other in game.to_act(after):
-                    game.apply(after, other, rng.choice(game.legal_actions(after, other)))
+                    game.apply(after, other, others_policy(after, other, rng))
             total += evaluate(after, seat)
         if total > best_value:
             best, best_value = [action], total
         elif total == best_value:
             best.append(action)
     return rng.choice(best)
+
+
+def _random_policy(game: Game) -> Callable[[State, Seat, random.Random], Action]:
+    def policy(state: State, seat: Seat, rng: random.Random) -> Action:
+        return random_action(game, state, seat, rng)
+
+    return policy
 
 
 def _require(game: Game, attribute: str) -> None:

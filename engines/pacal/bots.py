@@ -42,8 +42,22 @@ MATCH_WEIGHT = 1000.0  # the match
 VALUE_SCALE = 8.0  # pyramid score difference worth about 73% of a manche
 SEARCH_OFFERS = 6  # offers the search considers, the best by the evaluation
 HORIZON_OFFERS = 2  # playouts stop this many offers after the searched state
+HAND_WEIGHT = 0.0  # playouts' end: the share of a hand that fits its own pyramid
 
 Pyramid = list[list[int]]
+Prepared = tuple[float, list[tuple[int, int, int, int, int, float]]]
+
+
+def _run_score(room: int, slots: int) -> float:
+    """A run of ``slots`` empty slots with ``room`` cards that fit between its
+    bounds: the log of the ways to fill it, or a penalty per missing card."""
+    if room < slots:
+        return -DEAD_WEIGHT * (slots - room)
+    return math.lgamma(room + 1) - math.lgamma(slots + 1) - math.lgamma(room - slots + 1)
+
+
+# RUN_SCORES[room][slots], for every room 0..50 and run 0..10.
+RUN_SCORES = [[_run_score(room, k) for k in range(N_SLOTS + 1)] for room in range(N_CARDS + 1)]
 
 
 # -- evaluation ------------------------------------------------------------
@@ -83,45 +97,71 @@ def pyramid_score(pyramid: Pyramid, available: list[int]) -> float:
         score += FILL_WEIGHT
         visible = stack[-1]
         if run:
-            score += _run_score(available[high - 1] - available[visible], run)
+            score += RUN_SCORES[available[high - 1] - available[visible]][run]
             run = 0
         high = visible
     if run:
-        score += _run_score(available[high - 1], run)
+        score += RUN_SCORES[available[high - 1]][run]
     return score
 
 
 def openings(pyramid: Pyramid, covering: bool = True) -> list[tuple[int, int, int]]:
     """``(slot, low, high)`` for each slot that may take a card ``low < card
     < high``: ``rules.fitting_slots`` for every card at once."""
+    return [opening[:3] for opening in prepare(pyramid, [0] * (N_CARDS + 1), covering)[1]]
+
+
+def prepare(pyramid: Pyramid, available: list[int], covering: bool = True) -> Prepared:
+    """The pyramid's score and, for each slot that may take a card, what
+    ``best_slot`` needs to score a card there without rescoring the pyramid:
+    ``(slot, low, high, above, below, constant)``, where a card ``low < c <
+    high`` leaves the score plus ``constant + RUN_SCORES[room(high, c)][above]
+    + RUN_SCORES[room(c, low)][below]`` (``above``, ``below``: the empty
+    slots on each side up to the next visible card)."""
     visible = [stack[-1] if stack else None for stack in pyramid]
-    result = []
-    high = N_CARDS + 1
+    filled = [slot for slot in range(N_SLOTS) if visible[slot] is not None]
+    opened = []
+    before, high = -1, N_CARDS + 1  # the nearest filled slot above, its value
     for slot, stack in enumerate(pyramid):
-        if not stack or (covering and len(stack) < MAX_FACE_UP):
-            low = next((v for v in visible[slot + 1 :] if v is not None), 0)
-            result.append((slot, low, high))
-        if stack:
-            high = stack[-1]
-    return result
+        after = next((i for i in filled if i > slot), N_SLOTS)
+        low = visible[after] if after < N_SLOTS else 0
+        above, below = slot - before - 1, after - slot - 1
+        if not stack:
+            run = above + below + 1
+            constant = FILL_WEIGHT - RUN_SCORES[_room(available, high, low)][run]
+            opened.append((slot, low, high, above, below, constant))
+        else:
+            if covering and len(stack) < MAX_FACE_UP:
+                old = stack[-1]
+                constant = -(
+                    RUN_SCORES[_room(available, high, old)][above]
+                    + RUN_SCORES[_room(available, old, low)][below]
+                )
+                opened.append((slot, low, high, above, below, constant))
+            before, high = slot, stack[-1]
+    return pyramid_score(pyramid, available), opened
 
 
 def best_slot(
     pyramid: Pyramid,
     card: int,
     available: list[int],
-    opened: list[tuple[int, int, int]] | None = None,
+    prepared: Prepared | None = None,
 ) -> tuple[int | None, float]:
     """The slot where ``card`` leaves the best pyramid, and that score
-    (None and minus infinity when it fits nowhere). ``opened``: the
-    pyramid's ``openings``, when already known."""
+    (None and minus infinity when it fits nowhere). ``prepared``: the
+    pyramid's ``prepare``, when already known."""
+    base, opened = prepared if prepared is not None else prepare(pyramid, available)
     best: tuple[int | None, float] = (None, -math.inf)
-    for slot, low, high in opened if opened is not None else openings(pyramid):
+    for slot, low, high, above, below, constant in opened:
         if not low < card < high:
             continue
-        pyramid[slot].append(card)
-        score = pyramid_score(pyramid, available)
-        pyramid[slot].pop()
+        score = (
+            base
+            + constant
+            + RUN_SCORES[available[high - 1] - available[card]][above]
+            + RUN_SCORES[available[card - 1] - available[low]][below]
+        )
         if score > best[1]:
             best = (slot, score)
     return best
@@ -144,9 +184,10 @@ def ranked_offers(state: State, seat: Seat) -> list[tuple[float, Action]]:
     pyramids = state["pyramids"]
     available = _available_prefix(pyramids)
     hand = state["hands"][seat]
-    mine_open, theirs_open = openings(pyramids[seat]), openings(pyramids[1 - seat])
-    mine = [best_slot(pyramids[seat], card, available, mine_open)[1] for card in hand]
-    theirs = [best_slot(pyramids[1 - seat], card, available, theirs_open)[1] for card in hand]
+    mine_ready = prepare(pyramids[seat], available)
+    theirs_ready = prepare(pyramids[1 - seat], available)
+    mine = [best_slot(pyramids[seat], card, available, mine_ready)[1] for card in hand]
+    theirs = [best_slot(pyramids[1 - seat], card, available, theirs_ready)[1] for card in hand]
     ranked = [
         (
             min(_split(mine[j], theirs[i]), _split(mine[i], theirs[j])),
@@ -209,6 +250,8 @@ def playout_value(start: State, state: State) -> list[float] | None:
     if state["phase"] != OFFER or state["offers_made"] < start["offers_made"] + HORIZON_OFFERS:
         return None
     manche = _manche_value(state, 0, _available_prefix(state["pyramids"]))
+    if HAND_WEIGHT:
+        manche += HAND_WEIGHT * (_hand_fit(state, 0) - _hand_fit(state, 1))
     p = 1.0 / (1.0 + math.exp(-manche / VALUE_SCALE))
     first = p * match_chance(need[0] - 1, need[1]) + (1 - p) * match_chance(need[0], need[1] - 1)
     return [first, 1.0 - first]
@@ -228,15 +271,8 @@ def match_chance(need: int, other_needs: int) -> float:
 # -- private helpers -------------------------------------------------------
 
 
-@cache
-def _log_ways(room: int, slots: int) -> float:
-    return math.lgamma(room + 1) - math.lgamma(slots + 1) - math.lgamma(room - slots + 1)
-
-
-def _run_score(room: int, slots: int) -> float:
-    if room < slots:
-        return -DEAD_WEIGHT * (slots - room)
-    return _log_ways(room, slots)
+def _room(available: list[int], high: int, low: int) -> int:
+    return available[high - 1] - available[low]
 
 
 def _available_prefix(pyramids: list[Pyramid]) -> list[int]:
@@ -310,6 +346,17 @@ def _placed_score(
     return max(score, placed) if optional else placed
 
 
+def _hand_fit(state: State, seat: Seat) -> float:
+    """The share of ``seat``'s hand that fits its pyramid (playouts read
+    both hands: they run in determinized worlds)."""
+    hand = state["hands"][seat]
+    if not hand:
+        return 0.0
+    opened = openings(state["pyramids"][seat])
+    fit = sum(1 for card in hand if any(low < card < high for _, low, high in opened))
+    return fit / len(hand)
+
+
 def _solitaire_value(state: State) -> float:
     if state["phase"] == OVER:
         return MATCH_WEIGHT if outcome(state)["winners"] else -MATCH_WEIGHT
@@ -321,17 +368,11 @@ def _solitaire_rollout(state: State, available: list[int]) -> Action:
     """Place the drawn card where it leaves the best pyramid, if that is
     better than setting it aside."""
     pyramid = state["pyramids"][0]
-    card = state["drawn"]
-    best: tuple[float, Action] = (pyramid_score(pyramid, available), {"type": "discard"})
-    for slot, low, high in openings(pyramid, covering=False):
-        if not low < card < high:
-            continue
-        pyramid[slot].append(card)
-        score = pyramid_score(pyramid, available)
-        pyramid[slot].pop()
-        if score > best[0]:
-            best = (score, {"type": "place", "slot": slot})
-    return best[1]
+    prepared = prepare(pyramid, available, covering=False)
+    slot, score = best_slot(pyramid, state["drawn"], available, prepared)
+    if slot is None or score <= prepared[0]:
+        return {"type": "discard"}
+    return {"type": "place", "slot": slot}
 
 
 def _game() -> Game:
