@@ -62,10 +62,11 @@ DRAW_SAMPLES = 6
 # What the search considers: discards (the least useful by ``keep_score``),
 # moves placing cards (the most first), ways to take the discard.
 SEARCH_DISCARDS = 3
+# Discards valued by ``evaluate`` in ``ranked_discards`` (the least useful by
+# ``keep_score``; the others follow in that order).
+RANKED_DISCARDS = 5
 SEARCH_PLACINGS = 2
 SEARCH_TAKES = 3
-# Playouts stop at the end of the round or this many turns after the search.
-HORIZON_TURNS = 2
 # Total points worth a logistic unit in the chance of winning the match.
 MATCH_SCALE = 40.0
 
@@ -259,8 +260,8 @@ def search_actions(state: State, seat: Seat) -> list[Action]:
     ``SEARCH_TAKES`` ways to take the discard that place the most cards.
     Play phase: while cards can go to the table, the ``SEARCH_PLACINGS``
     moves that place the most (a bot lays down before it discards); then the
-    ``SEARCH_DISCARDS`` best discards by ``evaluate``, and one lay-off of a
-    joker."""
+    ``SEARCH_DISCARDS`` best discards (``ranked_discards``) and one lay-off
+    of a joker."""
     actions = _game().legal_actions(state, seat)
     if state["phase"] == "draw":
         takes = sorted(actions[1:], key=_placed, reverse=True)
@@ -276,7 +277,9 @@ def search_actions(state: State, seat: Seat) -> list[Action]:
 
 def ranked_discards(state: State, seat: Seat) -> list[str]:
     """The cards of ``seat``'s hand (in its play phase), best discard first by
-    ``evaluate`` once the turn has passed, then by ``keep_score``. Only what
+    ``search_value`` (``evaluate`` beyond two seats) once the turn has passed,
+    then by ``keep_score``; only the ``RANKED_DISCARDS`` least worth keeping
+    are valued, the others follow by ``keep_score``. Only what
     the seat sees is read (the other hands by their sizes), so the ranking is
     cached on that."""
     seen = {
@@ -308,15 +311,16 @@ def _ranked_discards(packed: bytes) -> tuple[str, ...]:
         "options": seen["options"],
     }
     ranked = []
-    for card in counts:
+    shortlist = sorted(counts, key=lambda card: (_discard_key(card, counts, fits), _order(card)))
+    for card in shortlist[:RANKED_DISCARDS]:
         rest = list(hand)
         rest.remove(card)
         after["hands"] = [rest if s == seat else [JOKER] * size for s, size in enumerate(sizes)]
         after["discard"] = [*seen["discard"], card]
-        value = evaluate(after, seat)
+        value = search_value(after, seat) if len(sizes) == 2 else evaluate(after, seat)
         ranked.append((-value, _discard_key(card, counts, fits), card))
     ranked.sort()
-    return tuple(card for _, _, card in ranked)
+    return tuple(card for _, _, card in ranked) + tuple(shortlist[RANKED_DISCARDS:])
 
 
 def least_useful_discards(
@@ -336,25 +340,37 @@ def least_useful_discards(
 
 def playout_value(start: State, state: State) -> list[float] | None:
     """Stop a playout at the end of the round under search (or of the match),
-    or ``HORIZON_TURNS`` turns into it; each seat's chance of winning the
-    match, from the totals and (mid-round, two seats) the chance of going out
-    first given both hands of this world, with what each then pays."""
+    or when the searching seat (to act in ``start``) is about to draw again:
+    each seat's chance of winning the match (``search_value``)."""
     n = state["n_players"]
     if state["phase"] == "over":
         winners = outcome(state)["winners"]
         return [1.0 / len(winners) if s in winners else 0.0 for s in range(n)]
     if state["round"] != start["round"]:
         return match_chances(state, [float(total) for total in state["totals"]])
-    if n != 2 or state["phase"] != "draw" or not _far_enough(start, state):
+    me = start["turn"]
+    if n != 2 or state["phase"] != "draw" or state["turn"] != me:
         return None
-    shapes = [hand_shape(state, s) for s in range(2)]
-    needs = [shapes[s].needs - (TEMPO if state["turn"] == s else 0.0) for s in range(2)]
-    first = race_chance(needs[0], needs[1], SEARCH_RACE_SCALE)
+    mine = search_value(state, me)
+    return [mine, 1.0 - mine] if me == 0 else [1.0 - mine, mine]
+
+
+def search_value(state: State, seat: Seat) -> float:
+    """``seat``'s chance of winning the match (two seats, mid-round): the
+    chance of going out first (``seat``'s needs from its hand, the other's
+    from its hand size, as in ``evaluate``, but sharper) weighs the match
+    chances after each end of the round, with what the loser then pays.
+    Where the round decides the match, only going out first counts."""
+    other = 1 - seat
+    mine = hand_shape(state, seat)
+    my_needs = mine.needs - (TEMPO if state["turn"] == seat else 0.0)
+    chance = race_chance(my_needs, estimated_needs(state, other), SEARCH_RACE_SCALE)
     totals = [float(total) for total in state["totals"]]
-    stakes = [_stake(state, s, shapes[s].points) for s in range(2)]
-    if_first = match_chances(state, [totals[0], totals[1] + stakes[1]])
-    if_second = match_chances(state, [totals[0] + stakes[0], totals[1]])
-    return [first * a + (1 - first) * b for a, b in zip(if_first, if_second, strict=True)]
+    if_first, if_second = list(totals), list(totals)
+    if_first[other] += _stake(state, other, MEAN_CARD_POINTS * len(state["hands"][other]))
+    if_second[seat] += _stake(state, seat, mine.points)
+    first, second = match_chances(state, if_first), match_chances(state, if_second)
+    return chance * first[seat] + (1 - chance) * second[seat]
 
 
 def match_chances(state: State, totals: list[float]) -> list[float]:
@@ -396,14 +412,6 @@ def _stake(state: State, seat: Seat, points: float) -> float:
     if any(state["laid_down"]):
         return NOT_LAID_DOWN
     return (NOT_LAID_DOWN + RAMI_SEC) / 2
-
-
-def _far_enough(start: State, state: State) -> bool:
-    """Whether ``HORIZON_TURNS`` cards have been drawn from the stock since
-    ``start`` (or the stock was rebuilt): turns taking the discard are quick."""
-    if state["stock_rebuilds"] != start["stock_rebuilds"]:
-        return True
-    return len(start["stock"]) - len(state["stock"]) >= HORIZON_TURNS
 
 
 def _placed(action: Action) -> int:

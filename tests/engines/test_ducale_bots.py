@@ -245,9 +245,17 @@ def test_search_actions_are_legal(seed: int, steps: int) -> None:
             )
 
 
-def test_the_search_lays_down_before_it_discards() -> None:
-    state = arranged(["7S 7H 7D 2C 9D", "2S 3S 4S 5S 6S"])
-    assert [a["type"] for a in bots.search_actions(state, 0)] == ["meld"]
+def test_the_search_lays_down_first_then_weighs_the_best_discards() -> None:
+    state = arranged(["7S 7H 7D 2C KD", "2S 3S 4S 5S 6S"])
+    assert bots.search_actions(state, 0) == [
+        {"type": "meld", "melds": [{"cards": ["7S", "7H", "7D"]}]}
+    ]
+    state["hands"][0] = ["2C", "9D", "KS", "KH", "5D"]
+    ranked = bots.ranked_discards(state, 0)
+    assert bots.search_actions(state, 0) == [
+        {"type": "discard", "card": card} for card in ranked[: bots.SEARCH_DISCARDS]
+    ]
+    assert sorted(ranked[-2:]) == ["KH", "KS"], "a pair is kept"
 
 
 def test_rollout_takes_the_discard_into_a_meld() -> None:
