@@ -20,7 +20,7 @@ from tests.engines.conformance import new_match
 
 GAME_NAMES = sorted(GAMES)
 # Shorter matches where a game allows it, to keep the suite fast.
-SHORT = {"ducale": {"target_score": 100}}
+SHORT = {"ducale": {"target_score": 40}}
 
 
 def create_full_match(api: ApiClient, game: Game, n_players: int, seed: int, options=None):
