@@ -51,6 +51,8 @@ class DucaleGame:
     def determinize(self, state: State, seat: Seat | None, rng: random.Random) -> State:
         return rules.determinize(state, seat, rng)
 
+    state_from_view = staticmethod(rules.state_from_view)
+
     def evaluate(self, state: State, seat: Seat) -> float:
         return bots.evaluate(state, seat)
 

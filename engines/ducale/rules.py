@@ -798,3 +798,74 @@ def _card_order(card: str) -> tuple[int, int]:
     if card == JOKER:
         return (len(melds.SUITS), 0)
     return (melds.SUITS.index(melds.suit_of(card)), melds.rank_of(card))
+
+
+def state_from_view(seen: dict[str, Any], seat: Seat | None, rng: random.Random) -> State:
+    """A complete state consistent with ``seen``, ``view(state, seat)`` after a
+    JSON round trip, for a bot that only has its seat's view.
+
+    Everything in the view is kept; the hidden cards (the other hands and the
+    stock) are the 108 cards less the seat's hand, the discard pile and the
+    table, which ``determinize`` then deals at random, along with the seed of
+    later deals. So ``view(state_from_view(view(s, seat), seat, rng), seat) ==
+    view(s, seat)``. Raises ValueError when the view cannot come from a real
+    state.
+    """
+    players = seen["players"]
+    n = len(players)
+    own = list(seen["hand"] or [])
+    table = [_meld_from_view(meld) for meld in seen["table"]]
+    unseen = Counter([*melds.REAL_CARDS, *melds.REAL_CARDS, *[JOKER] * 4])
+    unseen.subtract(own)
+    unseen.subtract(seen["discard"])
+    unseen.subtract(slot["card"] for meld in table for slot in meld["cards"])
+    if any(count < 0 for count in unseen.values()):
+        raise ValueError("the view shows more copies of a card than the deck holds")
+    # Placeholders for the hidden cards: the right multiset in sorted order,
+    # which determinize then shuffles.
+    hidden = sorted(unseen.elements(), key=_card_order)
+    hands = []
+    for player in players:
+        if player["seat"] == seat:
+            hands.append(own)
+            continue
+        size = player["hand_size"]
+        hands.append(hidden[:size])
+        hidden = hidden[size:]
+    if len(hidden) != seen["stock_size"] or any(
+        len(hand) != player["hand_size"] for hand, player in zip(hands, players, strict=True)
+    ):
+        raise ValueError("the view's card counts do not add up to 108")
+    skeleton: State = {
+        "options": dict(seen["options"]),
+        "n_players": n,
+        "rng": 0,
+        "round": seen["round"],
+        "first_player": seen["first_player"],
+        # Once the match is over nothing reads the turn any more.
+        "turn": seen["first_player"] if seen["turn"] is None else seen["turn"],
+        "phase": seen["phase"],
+        "hands": hands,
+        "stock": hidden,
+        "discard": list(seen["discard"]),
+        "table": table,
+        # Meld ids restart at 0 each round and melds never leave the table.
+        "next_meld_id": len(table),
+        "stock_rebuilds": seen["stock_rebuilds"],
+        "laid_down": [player["laid_down"] for player in players],
+        "totals": [player["total"] for player in players],
+        "history": [_round_record(entry) for entry in seen["history"]],
+    }
+    return determinize(skeleton, seat, rng)
+
+
+def _meld_from_view(meld: dict[str, Any]) -> melds.Meld:
+    """A table meld as the state keeps it. A run's ``start`` is the ladder position
+    of its first card: an ace first is the low ace, as a run of 3 or more cards
+    cannot start at the high ace."""
+    slots = [dict(slot) for slot in meld["cards"]]
+    rebuilt: melds.Meld = {"id": meld["id"], "owner": meld["owner"], "kind": meld["kind"]}
+    if meld["kind"] == "run":
+        rebuilt["start"] = melds.rank_of(melds.slot_card(slots[0]))
+    rebuilt["cards"] = slots
+    return rebuilt
