@@ -33,6 +33,7 @@ class GaudiGame:
     # The bots (engines/ai): what a seat cannot see, resampled; the game's
     # own heuristics and search hooks.
     determinize = staticmethod(rules.determinize)
+    state_from_view = staticmethod(rules.state_from_view)
     evaluate = staticmethod(bots.evaluate)
     greedy = staticmethod(bots.greedy)
     search_actions = staticmethod(bots.search_actions)

@@ -221,11 +221,19 @@ def view(state: State, seat: Seat | None) -> dict[str, Any]:
 
     Objectives are secret until the end ("il ne faut pas les montrer aux
     autres joueurs avant la fin de la partie"), public with ``beginner``;
-    points likewise, since a 2-point marker would betray both cards.
+    points likewise, since a 2-point marker would betray both cards. ``pile_fits``
+    tells the seat to play what its legal actions do when its hand fits nowhere.
     """
     finished = state["finished"]
     public = finished or state["beginner"]
     scores = points(state)
+    # The seat to play whose hand fits nowhere learns from its legal actions
+    # (exchange or pass) whether the pile holds a tile that fits.
+    pile_fits = None
+    if seat is not None and seat in to_act(state):
+        board = _board_map(state)
+        if not _can_place(board, state["hands"][seat]):
+            pile_fits = _can_place(board, state["pile"])
     players = [
         {
             "seat": other,
@@ -242,6 +250,7 @@ def view(state: State, seat: Seat | None) -> dict[str, Any]:
         "hand": None if seat is None else list(state["hands"][seat]),
         "players": players,
         "pile_size": len(state["pile"]),
+        "pile_fits": pile_fits,
         "active": state["active"],
         "turn": state["turn"],
         "finished": finished,
@@ -845,3 +854,57 @@ def _keep_unblocked(
     if donors:
         i, j = rng.randrange(targets), rng.choice(donors)
         pool[i], pool[j] = pool[j], pool[i]
+
+
+# -- Rebuilding a state from a view ---------------------------------------------------
+
+
+def state_from_view(seen: dict[str, Any], seat: Seat | None, rng: random.Random) -> State:
+    """A complete state consistent with ``seen``, ``view(state, seat)``
+    after a JSON round trip, for a bot that only has its seat's view.
+
+    Everything in the view is kept; the other hands and the pile get
+    placeholder tiles (sizes from the view) and secret objectives a
+    placeholder card, which ``determinize`` then deals at random from the
+    tiles and cards ``seat`` has not seen, along with the seed of later
+    draws. The pile's placeholder fits exactly when ``pile_fits`` says so,
+    which ``determinize`` keeps. So ``view(state_from_view(view(s, seat),
+    seat, rng), seat) == view(s, seat)``. Raises ValueError when the view
+    cannot come from a real state.
+    """
+    players = seen["players"]
+    n_players = len(players)
+    board = [{"q": p["q"], "r": p["r"], "tile": p["tile"]} for p in seen["board"]]
+    own = [] if seat is None else list(seen["hand"])
+    unseen = Counter(BOX)
+    unseen.subtract([placed["tile"] for placed in board] + own)
+    hidden_sizes = [p["hand_size"] for p in players if p["seat"] != seat]
+    if min(unseen.values()) < 0 or unseen.total() < sum(hidden_sizes) + seen["pile_size"]:
+        raise ValueError("the view shows more tiles than the box holds")
+    # Placeholders only: determinize deals every hidden tile and card anew.
+    filler = TILE_KINDS[0]
+    if seen.get("pile_fits") is not None:
+        table = _board_map({"board": board})
+        filler = next(
+            (kind for kind in TILE_KINDS if _can_place(table, [kind]) == seen["pile_fits"]),
+            filler,
+        )
+    hands = [own if p["seat"] == seat else [filler] * p["hand_size"] for p in players]
+    unknown = {"animal": ANIMALS[0], "colour": COLOURS[0]}
+    skeleton: State = {
+        "rng": 0,
+        "players": n_players,
+        "short_game": seen["short_game"],
+        "beginner": seen["beginner"],
+        "board": board,
+        "animals": [dict(animal) for animal in seen["animals"]],
+        "markers": [p["markers_left"] for p in players],
+        "active": seen["active"],
+        "turn": seen["turn"],
+        "finished": seen["finished"],
+        "end_reason": seen["end_reason"],
+        "pile": [filler] * seen["pile_size"],
+        "hands": hands,
+        "objectives": [dict(p["objectives"] or unknown) for p in players],
+    }
+    return determinize(skeleton, seat, rng)

@@ -173,6 +173,15 @@ class GaudiViewSchema(_Strict):
     )
     players = fields.List(fields.Nested(GaudiPlayerSchema), required=True)
     pile_size = fields.Integer(strict=True, required=True)
+    pile_fits = fields.Boolean(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "For the seat to play when no tile of its hand fits: whether a "
+            "tile of the pile would (exchange) or not (pass), as its legal actions say; "
+            "null otherwise."
+        },
+    )
     active = fields.Integer(
         strict=True,
         required=True,
