@@ -87,3 +87,30 @@ def test_an_external_bot_plays_a_server_bot_through_a_restart(redis_url, policy)
         worker.stopping.set()
         thread.join(timeout=10)
         server.stop()
+
+
+SHORT_MATCHES = {
+    "dekal": {},
+    "pacal": {},
+    "gaudi": {"short_game": True},
+    "ducale": {"target_score": 1},
+}
+
+
+@pytest.mark.parametrize("game", sorted(SHORT_MATCHES))
+def test_an_external_mcts_bot_finishes_a_match_of_every_game(live, game):
+    api = ApiClient(live.base)
+    body = {"players": [{"name": "outside"}, {"bot": "random"}], "options": SHORT_MATCHES[game]}
+    created = api.create(game, body).json()
+    worker, thread = server_bots(live)
+    process = external_bot(live.base, game, created["id"], created["seats"][0]["token"], "mcts")
+    try:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        assert api.get(game, created["id"]).json()["status"] == "finished"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        worker.stopping.set()
+        thread.join(timeout=10)
