@@ -12,12 +12,15 @@ difference of needs, the opponent's being estimated from its hand size alone
 (``evaluate`` reads only what the seat sees); the value is the expected margin
 of totals after the round, plus the totals so far.
 
-The search hooks: ``rollout_action`` plays a fast version of the same idea
-(take the discard when it goes to the table, lay down the biggest meld, lay
-off, discard the least connected card), ``search_actions`` narrows the tree to
-the placing moves and the few least useful discards, and ``playout_value``
-stops a playout at the end of the round, or a few turns on, valued with both
-hands of the sampled world.
+``greedy`` is one ply on ``evaluate``. The search hooks: ``rollout_action``
+plays a fast version of the same idea (take the discard when it goes to the
+table, lay down every meld, lay off, discard the least connected card);
+``search_actions`` narrows the tree to the moves placing the most cards, then
+to the few best discards; ``playout_value`` stops a playout at the end of the
+round, or when the searching seat is about to draw again, and values it by
+``search_value``, the chance of winning the match: where ``evaluate`` weighs
+the points at stake, the search knows that only the match counts (when the
+round decides it, only going out first does).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from engines.ai.policies import one_ply
 from engines.core import Action, Game, Seat, State
 from engines.ducale import melds
 from engines.ducale.melds import JOKER, SUITS
-from engines.ducale.rules import NOT_LAID_DOWN, RAMI_SEC, determinize, outcome
+from engines.ducale.rules import NOT_LAID_DOWN, RAMI_SEC, outcome
 
 # Needs of a card no partial holds, of a partial, of a partial no unseen card
 # can complete (it is two lone cards in effect).
@@ -59,16 +62,17 @@ MEAN_CARD_POINTS = 7.0
 MATCH_POINTS = 1000.0
 # Worlds sampled by ``greedy`` to value a draw from the stock.
 DRAW_SAMPLES = 6
-# What the search considers: discards (the least useful by ``keep_score``),
-# moves placing cards (the most first), ways to take the discard.
+# What the search considers: the best discards (``ranked_discards``), the
+# moves placing the most cards, the ways to take the discard placing the most.
 SEARCH_DISCARDS = 3
-# Discards valued by ``evaluate`` in ``ranked_discards`` (the least useful by
-# ``keep_score``; the others follow in that order).
-RANKED_DISCARDS = 5
 SEARCH_PLACINGS = 2
 SEARCH_TAKES = 3
-# Total points worth a logistic unit in the chance of winning the match.
-MATCH_SCALE = 40.0
+# Discards valued in ``ranked_discards`` (the least worth keeping by
+# ``keep_score``; the others follow in that order).
+RANKED_DISCARDS = 5
+# The gap of totals worth a logistic unit in ``match_chances``: a third of
+# what remains to the target, and at least this.
+MIN_MATCH_SCALE = 5.0
 
 # Ladder positions of a card in a run: the ace is 1 and 14.
 _POSITIONS = {
@@ -383,7 +387,7 @@ def match_chances(state: State, totals: list[float]) -> list[float]:
     if max(totals) >= target:
         winners = [s for s in range(n) if totals[s] == best]
         return [1.0 / len(winners) if s in winners else 0.0 for s in range(n)]
-    scale = max(5.0, (target - max(totals)) / 3)
+    scale = max(MIN_MATCH_SCALE, (target - max(totals)) / 3)
     weights = [math.exp(-(total - best) / scale) for total in totals]
     total_weight = sum(weights)
     return [weight / total_weight for weight in weights]
@@ -578,6 +582,16 @@ def _links(card: str) -> list[tuple[str, float]]:
     return links
 
 
+def _partners_table() -> dict[str, list[tuple[str, str]]]:
+    """For each card, the pairs of cards that make a meld of three with it."""
+    partners: dict[str, list[tuple[str, str]]] = {card: [] for card in melds.REAL_CARDS}
+    for (a, b), completing in _COMPLETING.items():
+        if _order(a) < _order(b):
+            for card in completing:
+                partners[card].append((a, b))
+    return partners
+
+
 _COMPLETING = {
     (a, b): completing
     for a in melds.REAL_CARDS
@@ -585,12 +599,7 @@ _COMPLETING = {
     if (completing := _completing(a, b))
 }
 _LINKS = {card: _links(card) for card in melds.REAL_CARDS}
-# _PARTNERS[card]: the pairs of cards that make a meld of three with ``card``.
-_PARTNERS: dict[str, list[tuple[str, str]]] = {card: [] for card in melds.REAL_CARDS}
-for (_a, _b), _cards in _COMPLETING.items():
-    if _order(_a) < _order(_b):
-        for _card in _cards:
-            _PARTNERS[_card].append((_a, _b))
+_PARTNERS = _partners_table()
 
 
 def _game() -> Game:
@@ -601,7 +610,6 @@ def _game() -> Game:
 
 
 __all__ = [
-    "determinize",
     "evaluate",
     "greedy",
     "playout_value",
