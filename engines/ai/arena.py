@@ -71,7 +71,7 @@ def run(
             moves[policy] += count
         winners = {order[seat] for seat in game.outcome(state)["winners"]}
         if len(winners) == 1:
-            wins[winners.pop()] += 1
+            wins[next(iter(winners))] += 1
         elif winners:
             draws += 1
         else:
