@@ -37,12 +37,19 @@ In ``engines/<game>/bots.py``:
     states, where it may shape the result (win plus a margin); where it
     returns None at the end, the outcome is used: a share of 1 among the
     winners.
+  - ``playout(start, state, rng) -> list[float]``: the game's own playout
+    from a search leaf, replacing the generic loop of ``rollout_action``
+    steps: e.g. the rest of the manche played on light data without the
+    engine's checks (Pacal), when the engine is too slow for enough
+    playouts. It returns the per-seat values like ``playout_value``.
   - ``search_actions(state, seat) -> list[Action]``: the subset of the
     legal actions the tree considers, for a wide choice (Pacal's 105
     offers: the best few by the evaluation). Default: every legal action.
-  - ``search_exploration: float``: UCB1's constant, to match how widely
-    the game's values spread (default 0.7; smaller when values stay close
-    to one half).
+
+  Measure before adding hooks: a search valued by a static evaluation a
+  few moves ahead need not beat the greedy policy that uses the same
+  evaluation (it did not in Pacal); playouts to a real result (the end of
+  the manche) did. See docs/bots.md.
 
 Then expose them on the game object in ``engines/<game>/__init__.py``:
 ``determinize``, ``evaluate``, ``greedy`` and, if written, the search

@@ -21,11 +21,12 @@ Single-observer ISMCTS (Cowling, Powley and Whitehouse, 2012) with UCB1:
   its evaluation); default: every legal action.
 - Playouts use the game's ``rollout_action`` (default: random legal
   actions) and stop at the end of the match, or earlier where the game's
-  ``playout_value`` returns per-seat values in [0, 1].
+  ``playout_value`` returns per-seat values in [0, 1]; a game may instead
+  provide its whole ``playout`` (a fast simulation of its own).
 
 The answer is the most visited child of the root. The search stops when
 ``budget_s`` is spent, checked between playout steps too, so no single
-iteration can overrun it by more than one engine step.
+iteration can overrun it by more than one engine step (or one game ``playout``).
 """
 
 from __future__ import annotations
@@ -81,8 +82,7 @@ def search(
 
     ``iterations`` caps the number of iterations (tests use it to make the
     search reproducible); the time budget applies in any case.
-    ``exploration``: UCB1's constant; default the game's
-    ``search_exploration``, else ``EXPLORATION``. ``state`` is
+    ``exploration``: UCB1's constant (default ``EXPLORATION``). ``state`` is
     only read through ``game.legal_actions(state, seat)`` and
     ``game.determinize``.
     """
@@ -90,8 +90,7 @@ def search(
     actions = game.legal_actions(state, seat)
     if len(actions) == 1:
         return actions[0]
-    constant = exploration or getattr(game, "search_exploration", EXPLORATION)
-    search = _Search(game, seat, rng, deadline, constant)
+    search = _Search(game, seat, rng, deadline, exploration or EXPLORATION)
     search.start = game.determinize(state, seat, rng)
     root = Node(None, None)
     done = 0
@@ -137,6 +136,9 @@ class _Search:
         )
         self.candidates: Callable[[State, Seat], list[Action]] = getattr(
             game, "search_actions", game.legal_actions
+        )
+        self.game_playout: Callable[[State, State, random.Random], Values] | None = getattr(
+            game, "playout", None
         )
 
     def iterate(self, root: Node, world: State) -> None:
@@ -208,7 +210,10 @@ class _Search:
                 self.game.apply(world, other, self.rollout(world, other, self.rng))
 
     def _playout(self, world: State) -> Values:
-        """Play on by the rollout policy until the game's values or the end."""
+        """Play on by the rollout policy until the game's values or the end
+        (or let the game play out in its own fast way)."""
+        if self.game_playout is not None:
+            return self.game_playout(self.start, world, self.rng)
         for _ in range(MAX_PLAYOUT_STEPS):
             if time.perf_counter() > self.deadline:
                 raise _Timeout

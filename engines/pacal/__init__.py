@@ -35,6 +35,7 @@ class PacalGame:
     search_actions = staticmethod(bots.search_actions)
     rollout_action = staticmethod(bots.rollout_action)
     playout_value = staticmethod(bots.playout_value)
+    playout = staticmethod(bots.playout)
 
 
 GAME = PacalGame()

@@ -12,6 +12,14 @@ to choose from, the cards to place) resolved by each side's best reply.
 Only public information is read (pyramids, offer, cards to place, manches
 won), except the seat's own last card: values are the same in every world
 the seat cannot tell apart.
+
+The search (``engines/ai/mcts.py``) considers the best few offers by that
+evaluation and values a leaf by playing the rest of its manche to the end
+in the sampled world (``simulate_manche``: the rules without the engine's
+checks, a fast policy, several times faster than the engine), then turning
+the manches won into a chance of winning the match. Playing the manche out
+is what beats the greedy policy: a static evaluation a few offers ahead
+did no better than greedy, however long the search.
 """
 
 from __future__ import annotations
@@ -30,21 +38,22 @@ from engines.pacal.rules import (
     N_CARDS,
     N_SLOTS,
     OFFER,
+    OFFERS_PER_MANCHE,
     OVER,
     PLACE,
+    filled_slots,
     outcome,
+    spread,
 )
 
 FILL_WEIGHT = 4.0  # one more filled slot
 DEAD_WEIGHT = 8.0  # per slot a run lacks room for
 MANCHE_WEIGHT = 100.0  # one manche won
 MATCH_WEIGHT = 1000.0  # the match
-VALUE_SCALE = 8.0  # pyramid score difference worth about 73% of a manche
 SEARCH_OFFERS = 6  # offers the search considers, the best by the evaluation
-HORIZON_OFFERS = 2  # playouts stop this many offers after the searched state
-HAND_WEIGHT = 0.0  # playouts' end: the share of a hand that fits its own pyramid
 
 Pyramid = list[list[int]]
+EMPTY_FIT, COVER_FIT = 2, 1
 Prepared = tuple[float, list[tuple[int, int, int, int, int, float]]]
 
 
@@ -118,27 +127,32 @@ def prepare(pyramid: Pyramid, available: list[int], covering: bool = True) -> Pr
     high`` leaves the score plus ``constant + RUN_SCORES[room(high, c)][above]
     + RUN_SCORES[room(c, low)][below]`` (``above``, ``below``: the empty
     slots on each side up to the next visible card)."""
-    visible = [stack[-1] if stack else None for stack in pyramid]
-    filled = [slot for slot in range(N_SLOTS) if visible[slot] is not None]
+    afters = [N_SLOTS] * N_SLOTS  # the nearest filled slot below each slot
+    after = N_SLOTS
+    for slot in range(N_SLOTS - 1, -1, -1):
+        afters[slot] = after
+        if pyramid[slot]:
+            after = slot
     opened = []
     before, high = -1, N_CARDS + 1  # the nearest filled slot above, its value
     for slot, stack in enumerate(pyramid):
-        after = next((i for i in filled if i > slot), N_SLOTS)
-        low = visible[after] if after < N_SLOTS else 0
+        after = afters[slot]
+        low = pyramid[after][-1] if after < N_SLOTS else 0
         above, below = slot - before - 1, after - slot - 1
         if not stack:
-            run = above + below + 1
-            constant = FILL_WEIGHT - RUN_SCORES[_room(available, high, low)][run]
+            constant = (
+                FILL_WEIGHT - RUN_SCORES[available[high - 1] - available[low]][above + below + 1]
+            )
             opened.append((slot, low, high, above, below, constant))
-        else:
-            if covering and len(stack) < MAX_FACE_UP:
-                old = stack[-1]
-                constant = -(
-                    RUN_SCORES[_room(available, high, old)][above]
-                    + RUN_SCORES[_room(available, old, low)][below]
-                )
-                opened.append((slot, low, high, above, below, constant))
-            before, high = slot, stack[-1]
+            continue
+        if covering and len(stack) < MAX_FACE_UP:
+            old = stack[-1]
+            constant = -(
+                RUN_SCORES[available[high - 1] - available[old]][above]
+                + RUN_SCORES[available[old - 1] - available[low]][below]
+            )
+            opened.append((slot, low, high, above, below, constant))
+        before, high = slot, stack[-1]
     return pyramid_score(pyramid, available), opened
 
 
@@ -231,10 +245,9 @@ def rollout_action(state: State, seat: Seat, rng: random.Random) -> Action:
 
 
 def playout_value(start: State, state: State) -> list[float] | None:
-    """Stop a playout when the manche under search is decided, or
-    ``HORIZON_OFFERS`` offers after ``start``: each seat's chance of winning
-    the match, from the manches won and (mid-manche) the evaluation's
-    chance of winning this manche."""
+    """The value of a decided manche: each seat's chance of winning the match
+    from the manches won (1 or 0 once it is over); None while the manche
+    under search goes on."""
     if state["mode"] == MODE_SOLITAIRE:
         if state["phase"] != OVER:
             return None
@@ -242,19 +255,68 @@ def playout_value(start: State, state: State) -> list[float] | None:
     if state["phase"] == OVER:
         winner = outcome(state)["winners"][0]
         return [1.0 if s == winner else 0.0 for s in range(2)]
-    target = state["manches_to_win"]
-    need = [target - won for won in state["manches_won"]]
-    if state["manche"] != start["manche"]:
-        first = match_chance(need[0], need[1])
-        return [first, 1.0 - first]
-    if state["phase"] != OFFER or state["offers_made"] < start["offers_made"] + HORIZON_OFFERS:
+    if state["manche"] == start["manche"]:
         return None
-    manche = _manche_value(state, 0, _available_prefix(state["pyramids"]))
-    if HAND_WEIGHT:
-        manche += HAND_WEIGHT * (_hand_fit(state, 0) - _hand_fit(state, 1))
-    p = 1.0 / (1.0 + math.exp(-manche / VALUE_SCALE))
-    first = p * match_chance(need[0] - 1, need[1]) + (1 - p) * match_chance(need[0], need[1] - 1)
-    return [first, 1.0 - first]
+    return _match_values(state["manches_to_win"], state["manches_won"], None)
+
+
+def playout(start: State, state: State, rng: random.Random) -> list[float]:
+    """A whole playout from a search leaf: finish the offer under way with
+    the engine, then play the rest of the manche fast (``simulate_manche``)
+    and value the result as the chance of winning the match."""
+    game = _game()
+    if state["mode"] == MODE_SOLITAIRE:
+        while state["phase"] != OVER:
+            game.apply(state, 0, rollout_action(state, 0, rng))
+        return playout_value(start, state) or []
+    while state["phase"] not in (OFFER, OVER) and state["manche"] == start["manche"]:
+        seat = game.to_act(state)[0]
+        game.apply(state, seat, rollout_action(state, seat, rng))
+    if state["phase"] == OVER or state["manche"] != start["manche"]:
+        return playout_value(start, state) or []
+    winner = simulate_manche(state, rng)
+    return _match_values(state["manches_to_win"], state["manches_won"], winner)
+
+
+def simulate_manche(state: State, rng: random.Random) -> Seat | None:
+    """Play the rest of a manche from an offer phase, by the rules but
+    without the engine's checks and events, with a fast policy: offer two
+    cards that fill an empty slot of one's own and as few of the other's as
+    possible; take the card that leaves the offerer stuck, else the one that
+    fills an empty slot, else the best fit; place at the best slot; play the
+    last card if it fills a slot. Mutates ``state``'s pyramids and hands;
+    returns the manche's winner (None: void)."""
+    pyramids, hands = state["pyramids"], state["hands"]
+    active = state["active"]
+    for _ in range(state["offers_made"], OFFERS_PER_MANCHE):
+        chooser = 1 - active
+        tables = [_fit_levels(pyramid) for pyramid in pyramids]
+        taken, left = _sim_offer_and_choose(tables, hands[active], active, rng)
+        cards = [0, 0]
+        cards[chooser], cards[active] = taken, left
+        fit = [tables[s][cards[s]] for s in range(2)]
+        if not fit[0] or not fit[1]:
+            return None if fit[0] == fit[1] else (0 if fit[0] else 1)
+        available = _available_prefix(pyramids)
+        for s in range(2):
+            slot, _ = best_slot(pyramids[s], cards[s], available)
+            pyramids[s][slot].append(cards[s])
+        decided, winner = _sim_completed(pyramids)
+        if decided:
+            return winner
+        active = chooser
+    available = _available_prefix(pyramids)
+    for s in range(2):
+        if hands[s] and _fit_level(pyramids[s], hands[s][0]) == EMPTY_FIT:
+            slot, _ = best_slot(pyramids[s], hands[s][0], available)
+            pyramids[s][slot].append(hands[s].pop())
+    decided, winner = _sim_completed(pyramids)
+    if decided:
+        return winner
+    filled = [filled_slots(pyramid) for pyramid in pyramids]
+    if filled[0] != filled[1]:
+        return 0 if filled[0] > filled[1] else 1
+    return _by_spread(pyramids)
 
 
 @cache
@@ -269,10 +331,6 @@ def match_chance(need: int, other_needs: int) -> float:
 
 
 # -- private helpers -------------------------------------------------------
-
-
-def _room(available: list[int], high: int, low: int) -> int:
-    return available[high - 1] - available[low]
 
 
 def _available_prefix(pyramids: list[Pyramid]) -> list[int]:
@@ -346,15 +404,80 @@ def _placed_score(
     return max(score, placed) if optional else placed
 
 
-def _hand_fit(state: State, seat: Seat) -> float:
-    """The share of ``seat``'s hand that fits its pyramid (playouts read
-    both hands: they run in determinized worlds)."""
-    hand = state["hands"][seat]
-    if not hand:
-        return 0.0
-    opened = openings(state["pyramids"][seat])
-    fit = sum(1 for card in hand if any(low < card < high for _, low, high in opened))
-    return fit / len(hand)
+def _match_values(target: int, won: list[int], winner: Seat | None) -> list[float]:
+    """Each seat's chance of winning the match once ``winner`` (None: nobody)
+    wins the manche under way, every later manche a coin toss."""
+    need = [target - count for count in won]
+    if winner is not None:
+        need[winner] -= 1
+    first = match_chance(need[0], need[1])
+    return [first, 1.0 - first]
+
+
+def _fit_levels(pyramid: Pyramid) -> list[int]:
+    """For each card 0..50: ``EMPTY_FIT`` if it can fill an empty slot,
+    ``COVER_FIT`` if it can only cover a card, 0 if it fits nowhere."""
+    highs = [0] * N_SLOTS
+    high = N_CARDS + 1
+    for slot, stack in enumerate(pyramid):
+        highs[slot] = high
+        if stack:
+            high = stack[-1]
+    levels = [0] * (N_CARDS + 1)
+    empty = []
+    low = 0
+    for slot in range(N_SLOTS - 1, -1, -1):
+        stack = pyramid[slot]
+        high = highs[slot]
+        if not stack:
+            empty.append((low, high))
+            continue
+        if len(stack) < MAX_FACE_UP:
+            levels[low + 1 : high] = [COVER_FIT] * (high - low - 1)
+        low = stack[-1]
+    for low, high in empty:
+        levels[low + 1 : high] = [EMPTY_FIT] * (high - low - 1)
+    return levels
+
+
+def _fit_level(pyramid: Pyramid, card: int) -> int:
+    """How ``card`` fits ``pyramid`` (see ``_fit_levels``)."""
+    return _fit_levels(pyramid)[card]
+
+
+def _sim_offer_and_choose(
+    tables: list[list[int]], hand: list[int], active: Seat, rng: random.Random
+) -> tuple[int, int]:
+    """The simulated offer from ``hand`` and the chooser's reply: (taken, left).
+    Both offered cards leave the hand."""
+    mine, theirs = tables[active], tables[1 - active]
+    keyed = sorted((-mine[card], theirs[card], rng.random(), card) for card in hand)
+    (mine_a, theirs_a, _, a), (mine_b, theirs_b, _, b) = keyed[0], keyed[1]
+    hand.remove(a)
+    hand.remove(b)
+    options = [
+        (theirs_a > 0 and mine_b == 0, theirs_a, mine_b, rng.random(), a, b),
+        (theirs_b > 0 and mine_a == 0, theirs_b, mine_a, rng.random(), b, a),
+    ]
+    best = max(options)
+    return best[4], best[5]
+
+
+def _sim_completed(pyramids: list[Pyramid]) -> tuple[bool, Seat | None]:
+    """Whether a pyramid is complete, and the manche's winner then."""
+    complete = [filled_slots(pyramid) == N_SLOTS for pyramid in pyramids]
+    if complete[0] and complete[1]:
+        return True, _by_spread(pyramids)
+    if complete[0] or complete[1]:
+        return True, 0 if complete[0] else 1
+    return False, None
+
+
+def _by_spread(pyramids: list[Pyramid]) -> Seat | None:
+    spreads = [spread(pyramid) for pyramid in pyramids]
+    if spreads[0] == spreads[1]:
+        return None
+    return 0 if spreads[0] > spreads[1] else 1
 
 
 def _solitaire_value(state: State) -> float:

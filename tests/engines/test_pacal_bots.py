@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from engines.ai import choose_action
 from engines.core import State, clone
 from engines.pacal import GAME, bots
-from engines.pacal.rules import fitting_slots
+from engines.pacal.rules import filled_slots, fitting_slots
 from tests.engines import conformance
 
 SOLITAIRE = {"mode": "solitaire"}
@@ -249,20 +249,28 @@ def test_match_chance_is_the_chance_of_a_fair_best_of() -> None:
     assert bots.match_chance(1, 2) == 3 / 4
 
 
-def test_playouts_stop_after_the_horizon_or_at_the_next_manche() -> None:
+def test_playouts_value_a_decided_manche_by_the_chance_of_winning_the_match() -> None:
     start = new(seed=11)
     assert bots.playout_value(start, start) is None
-    state = clone(start)
-    rng = random.Random(2)
-    while state["offers_made"] < bots.HORIZON_OFFERS and state["manche"] == 1:
-        assert bots.playout_value(start, state) is None
-        seat = GAME.to_act(state)[0]
-        GAME.apply(state, seat, bots.rollout_action(state, seat, rng))
-    values = bots.playout_value(start, state)
-    assert values is not None and sum(values) == pytest.approx(1.0)
     decided = clone(start)
     decided["manche"], decided["manches_won"] = 2, [1, 0]
     assert bots.playout_value(start, decided) == [0.6875, 0.3125]
+
+
+def test_a_playout_plays_the_manche_out_from_any_phase() -> None:
+    rng = random.Random(3)
+    for steps in (0, 1, 2, 3, 4, 9, 60):
+        start = played(12, steps)
+        world = GAME.determinize(start, GAME.to_act(start)[0], rng)
+        values = bots.playout(start, world, rng)
+        need = [start["manches_to_win"] - won for won in start["manches_won"]]
+        outcomes = {
+            bots.match_chance(need[0], need[1]),  # a void manche
+            bots.match_chance(need[0] - 1, need[1]),  # seat 0 wins it
+            bots.match_chance(need[0], need[1] - 1),  # seat 1 wins it
+        }
+        assert values[0] in outcomes
+        assert sum(values) == pytest.approx(1.0)
 
 
 def test_mcts_beats_random_in_short_matches() -> None:
@@ -298,3 +306,42 @@ def test_best_slot_scores_a_card_as_if_the_pyramid_were_rescored(seed: int, step
             pyramid[slot].append(card)
             assert bots.pyramid_score(pyramid, available) == pytest.approx(score)
             pyramid[slot].pop()
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), steps=st.integers(0, 150))
+def test_fit_levels_say_whether_a_card_fills_a_slot_covers_one_or_fits_nowhere(
+    seed: int, steps: int
+) -> None:
+    state = played(seed % 10_000, steps)
+    for pyramid in state["pyramids"]:
+        levels = bots._fit_levels(pyramid)
+        for card in range(1, 51):
+            slots = fitting_slots(pyramid, card)
+            if any(not pyramid[slot] for slot in slots):
+                assert levels[card] == bots.EMPTY_FIT
+            else:
+                assert levels[card] == (bots.COVER_FIT if slots else 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), steps=st.integers(0, 100))
+def test_a_simulated_manche_follows_the_construction_rule_to_a_result(
+    seed: int, steps: int
+) -> None:
+    state = played(seed % 10_000, steps)
+    if state["phase"] != "offer":
+        return
+    world = GAME.determinize(state, 0, random.Random(seed))
+    before = all_cards(world)
+    winner = bots.simulate_manche(world, random.Random(seed))
+    assert winner in (0, 1, None)
+    for pyramid in world["pyramids"]:
+        visible = [stack[-1] for stack in pyramid if stack]
+        assert visible == sorted(visible, reverse=True) and len(set(visible)) == len(visible)
+        assert all(len(stack) <= 2 for stack in pyramid)
+    placed = [card for pyramid in world["pyramids"] for stack in pyramid for card in stack]
+    assert len(placed) == len(set(placed)) and set(placed) <= set(before)
+    if winner is not None and filled_slots(world["pyramids"][winner]) < 10:
+        loser = world["pyramids"][1 - winner]
+        assert filled_slots(loser) < 10
