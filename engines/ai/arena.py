@@ -3,7 +3,11 @@
 ``run`` is what ``ludotheque arena`` calls; ``python -m engines.ai.arena
 --game dekal --seats mcts,random --games 200 --budget-ms 100`` does the same
 from a shell and prints win rates with 95% Wilson confidence intervals
-(``--json``: the raw counts).
+(``--json``: the raw counts). ``--iterations N`` also caps each mcts move at
+N search iterations: with a budget large enough never to be the limit, the
+result no longer depends on how busy the machine is. ``--jobs J`` plays the
+matches in J processes; every match draws its seeds from ``--seed`` and its
+index alone, so the result is the same whatever J.
 
 Seat order rotates from one match to the next (match ``g`` puts
 ``seats[g % n]`` in seat 0, and so on), so that no policy always sits first.
@@ -20,6 +24,7 @@ import math
 import random
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import orjson
@@ -40,12 +45,14 @@ def run(
     budget_ms: int,
     seed: int,
     options: dict | None = None,
+    iterations: int | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """Play ``games`` matches between the policies in ``seats`` (one per seat).
 
     Returns ``{"games", "wins": {policy: count}, "draws", "no_winner",
-    "seats", "budget_ms", "seed", "seconds", "moves"}``; ``moves`` counts the
-    decisions each policy took.
+    "seats", "budget_ms", "iterations", "seed", "seconds", "moves"}``;
+    ``moves`` counts the decisions each policy took.
     """
     game = get_game(game_name)
     unknown = [policy for policy in seats if policy not in POLICIES]
@@ -55,28 +62,29 @@ def run(
         raise ValueError(
             f"{game.title} is played by {game.min_players} to {game.max_players} seats"
         )
-    loaded = game.options_schema().load(options or {})
+    game.options_schema().load(options or {})  # a bad option fails here, not in a worker
     wins = dict.fromkeys(seats, 0)
     moves = dict.fromkeys(seats, 0)
     draws = no_winner = 0
     started = time.perf_counter()
-    master = random.Random(seed)
-    for index in range(games):
-        shift = index % len(seats)
-        order = seats[shift:] + seats[:shift]
-        state = game.setup(loaded, len(seats), master.getrandbits(63))
-        rng = random.Random(master.getrandbits(63))
-        played = play_match(game, state, order, rng, budget_ms / 1000)
+    matches = [
+        (game_name, seats, index, budget_ms, seed, options, iterations) for index in range(games)
+    ]
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            results = list(pool.map(_one_match, matches))
+    else:
+        results = map(_one_match, matches)
+    for index, (winners, played) in enumerate(results):
         for policy, count in played.items():
             moves[policy] += count
-        winners = {order[seat] for seat in game.outcome(state)["winners"]}
         if len(winners) == 1:
-            wins[next(iter(winners))] += 1
+            wins[winners[0]] += 1
         elif winners:
             draws += 1
         else:
             no_winner += 1
-        log.info("match %d/%d: %s, winners %s", index + 1, games, order, sorted(winners))
+        log.info("match %d/%d: winners %s", index + 1, games, winners)
     return {
         "games": games,
         "wins": wins,
@@ -84,14 +92,38 @@ def run(
         "no_winner": no_winner,
         "seats": list(seats),
         "budget_ms": budget_ms,
+        "iterations": iterations,
         "seed": seed,
         "seconds": round(time.perf_counter() - started, 3),
         "moves": moves,
     }
 
 
+def _one_match(
+    task: tuple[str, list[str], int, int, int, dict | None, int | None],
+) -> tuple[list[str], dict[str, int]]:
+    """Match ``index`` of a run: the policies among its winners, and the
+    decisions per policy. Its seeds come from ``seed`` and ``index`` alone."""
+    game_name, seats, index, budget_ms, seed, options, iterations = task
+    game = get_game(game_name)
+    shift = index % len(seats)
+    order = seats[shift:] + seats[:shift]
+    master = random.Random(f"{seed}:{index}")
+    state = game.setup(
+        game.options_schema().load(options or {}), len(seats), master.getrandbits(63)
+    )
+    rng = random.Random(master.getrandbits(63))
+    played = play_match(game, state, order, rng, budget_ms / 1000, iterations)
+    return sorted({order[seat] for seat in game.outcome(state)["winners"]}), played
+
+
 def play_match(
-    game: Game, state: State, order: list[str], rng: random.Random, budget_s: float
+    game: Game,
+    state: State,
+    order: list[str],
+    rng: random.Random,
+    budget_s: float,
+    iterations: int | None = None,
 ) -> dict[str, int]:
     """Play ``state`` to the end, seat ``s`` by policy ``order[s]``; in a
     simultaneous round the seats act in seat order. Returns decisions per policy."""
@@ -99,7 +131,7 @@ def play_match(
     while actors := game.to_act(state):
         seat = actors[0]
         policy = order[seat]
-        action = choose_action(game, state, seat, policy, rng, budget_s)
+        action = choose_action(game, state, seat, policy, rng, budget_s, iterations)
         game.apply(state, seat, action)
         moves[policy] += 1
     return moves
@@ -121,7 +153,9 @@ def report(result: dict[str, Any]) -> str:
     n = result["games"]
     lines = [
         f"{n} matches, seats {','.join(result['seats'])}, "
-        f"budget {result['budget_ms']} ms per mcts move, seed {result['seed']}, "
+        f"budget {result['budget_ms']} ms"
+        + (f" or {result['iterations']} iterations" if result.get("iterations") else "")
+        + f" per mcts move, seed {result['seed']}, "
         f"{result['seconds']:.0f} s"
     ]
     for policy, count in result["wins"].items():
@@ -145,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--budget-ms", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--iterations", type=int, default=None, help="cap each mcts move at N iterations"
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="processes playing matches")
     parser.add_argument("--options", default="{}", help="match options as JSON")
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
     args = parser.parse_args(argv)
@@ -155,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         args.budget_ms,
         args.seed,
         orjson.loads(args.options),
+        args.iterations,
+        args.jobs,
     )
     if args.json:
         out = {"games": result["games"], "wins": result["wins"], "draws": result["draws"]}

@@ -204,10 +204,15 @@ def test_the_arena_rotation_gives_each_policy_the_first_seat(
     real = arena.play_match
 
     def spy(
-        game: Game, state: State, order: list[str], rng: random.Random, budget_s: float
+        game: Game,
+        state: State,
+        order: list[str],
+        rng: random.Random,
+        budget_s: float,
+        iterations: int | None = None,
     ) -> dict:
         orders.append(list(order))
-        return real(game, state, order, rng, budget_s)
+        return real(game, state, order, rng, budget_s, iterations)
 
     monkeypatch.setattr(arena, "play_match", spy)
     arena.run("pacal", ["random", "greedy"], games=4, budget_ms=1, seed=1)
@@ -218,6 +223,17 @@ def test_the_arena_replays_from_its_seed() -> None:
     first = arena.run("pacal", ["random", "greedy"], games=3, budget_ms=1, seed=9)
     second = arena.run("pacal", ["random", "greedy"], games=3, budget_ms=1, seed=9)
     assert (first["wins"], first["draws"]) == (second["wins"], second["draws"])
+
+
+def test_the_arena_gives_the_same_counts_in_parallel_with_fixed_iterations() -> None:
+    kwargs = {"games": 4, "budget_ms": 60_000, "seed": 5, "iterations": 8}
+    alone = arena.run("dekal", ["mcts", "greedy"], **kwargs)
+    shared = arena.run("dekal", ["mcts", "greedy"], jobs=2, **kwargs)
+    assert (alone["wins"], alone["draws"], alone["moves"]) == (
+        shared["wins"],
+        shared["draws"],
+        shared["moves"],
+    )
 
 
 def test_the_arena_plays_a_solitaire_and_counts_losses_apart() -> None:
