@@ -37,7 +37,7 @@ from engines.ai.policies import one_ply
 from engines.core import Action, Game, Seat, State
 from engines.ducale import melds
 from engines.ducale.melds import JOKER, SUITS
-from engines.ducale.rules import NOT_LAID_DOWN, RAMI_SEC, outcome
+from engines.ducale.rules import NOT_LAID_DOWN, RAMI_SEC, compact_actions, outcome
 
 # Needs of a card no partial holds, of a partial, of a partial no unseen card
 # can complete (it is two lone cards in effect).
@@ -266,7 +266,7 @@ def search_actions(state: State, seat: Seat) -> list[Action]:
     moves that place the most (a bot lays down before it discards); then the
     ``SEARCH_DISCARDS`` best discards (``ranked_discards``) and one lay-off
     of a joker."""
-    actions = _game().legal_actions(state, seat)
+    actions = compact_actions(state, seat)
     if state["phase"] == "draw":
         takes = sorted(actions[1:], key=_placed, reverse=True)
         return [actions[0], *takes[:SEARCH_TAKES]]
@@ -444,7 +444,7 @@ def _listed_rollout(state: State, seat: Seat, rng: random.Random) -> Action:
     """The rollout policy among the legal actions (for an opening under
     ``opening_minimum``): the move placing the most cards, else the draw or
     the least useful discard."""
-    actions = _game().legal_actions(state, seat)
+    actions = compact_actions(state, seat)
     placing = [action for action in actions if _placed(action) > 0]
     if placing:
         return max(placing, key=lambda action: (_placed(action), rng.random()))

@@ -112,6 +112,14 @@ def to_act(state: State) -> list[Seat]:
 
 def legal_actions(state: State, seat: Seat) -> list[Action]:
     """Every action ``seat`` may play now (see the module docstring for the forms)."""
+    return compact_actions(state, seat)
+
+
+def compact_actions(state: State, seat: Seat) -> list[Action]:
+    """A subset of the legal actions that reaches every position a turn can reach
+    (single melds, one-card lay-offs, minimal openings and minimal uses of the
+    taken discard or the recovered joker), for the bots' search: far fewer moves
+    to try than ``legal_actions`` and nothing lost."""
     if seat not in to_act(state):
         return []
     if state["phase"] == "draw":
