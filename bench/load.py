@@ -55,6 +55,7 @@ import requests
 from bench import baseline_app
 from engines import GAMES
 from service.embedded import EmbeddedRedis, free_port
+from service.limits import PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
 GUNICORN_CONF = ROOT / "service" / "gunicorn_conf.py"
@@ -65,6 +66,7 @@ PLAYERS = 2  # every game takes two; the costs below use each game's largest cou
 # matches (and the log each one grows) comparable with the other games'.
 OPTIONS: dict[str, dict[str, Any]] = {"ducale": {"target_score": 100}}
 PHASES = ("play", "action", "view", "rmw", "get", "half")
+LIMITS_PREFIX = PREFIX.encode()
 TARGETS = {"action_vs_rmw": 0.7, "view_vs_get": 0.8, "action_p99_ms_at_half_load": 25.0}
 
 
@@ -619,8 +621,8 @@ def server_env(redis_url: str, port: int, workers: int, rate_limits: bool) -> di
 # -- costs: round trips and memory, in process --------------------------------------
 class RoundTrips:
     """Counts what redis-py sends while ``counting``: one packed send is one
-    round trip (a pipeline sends all its commands at once). The rate
-    limiter's (flask-limiter keys its counters ``LIMITS:...``) are counted
+    round trip (a pipeline sends all its commands at once). Round trips
+    made for the rate limits alone (not riding on a match read) are counted
     apart too."""
 
     def __init__(self) -> None:
@@ -637,7 +639,7 @@ class RoundTrips:
             if counter.counting:
                 counter.count += 1
                 packed = command if isinstance(command, bytes) else b"".join(map(bytes, command))
-                counter.limiter += b"LIMITS:" in packed
+                counter.limiter += LIMITS_PREFIX in packed and b"m:{" not in packed
             return original(connection, command, check_health)
 
         redis.connection.AbstractConnection.send_packed_command = send

@@ -14,7 +14,6 @@ from typing import Any
 import orjson
 from flask import Response, current_app, request, stream_with_context
 from flask.views import MethodView
-from flask_limiter import RateLimitExceeded
 from flask_smorest import Api, Blueprint
 from flask_smorest.utils import prepare_response
 from marshmallow import Schema, ValidationError, fields
@@ -24,7 +23,6 @@ from engines.ai.policies import supported
 from engines.core import Game
 from service import auth
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
-from service.limits import retry_after
 from service.matches import Matches, present
 from service.schemas import (
     TURN_TIMEOUT,
@@ -62,11 +60,7 @@ class LudothequeApi(Api):
         if error.code == 404 and unknown and unknown["name"] not in GAMES:
             error = Problem(404, "game_not_found", f"no game {unknown['name']!r}; see /v1/games")
             return problem_response(error)
-        problem = from_http_exception(error)
-        if isinstance(error, RateLimitExceeded):
-            problem.detail = f"rate limit reached: {error.description}"
-            problem.headers["Retry-After"] = retry_after(error)
-        return problem_response(problem)
+        return problem_response(from_http_exception(error))
 
 
 UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")

@@ -118,7 +118,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     init_api(api)
     app.register_blueprint(health)
     init_observability(app)
-    init_limits(app)
+    init_limits(app, store.client)
     if app.config["CORS_ORIGINS"]:
         CORS(
             app,

@@ -1,71 +1,144 @@
-"""Rate limits per seat token and per client address, kept in Redis
-(flask-limiter), so that every worker and every pod counts together.
+"""Rate limits per client address and per seat token, counted in Redis so
+that every worker and every pod counts together.
 
-Over a limit: 429 problem+json with Retry-After (the window's length, an
-upper bound that costs no Redis call). Probes and metrics are exempt. When
-the limiter's storage fails, requests pass (the store's own errors answer
-503 anyway).
+Fixed windows: a counter per (scope, client, window) that Redis expires with
+its window. The limits are written as the ``limits`` library parses them
+(``"1200/minute"``, ``"10/second;500/hour"``). flask-limiter would spend one
+Redis round trip per limit on every request; here the counters of a request
+that reads a match ride in the pipeline of that read (``Store.load``), so
+limits cost no round trip of their own, and the other requests count both
+limits in one pipelined round trip before they run.
+
+Over a limit: 429 problem+json with Retry-After (the seconds left in the
+window). Probes and metrics are exempt. When Redis fails while counting
+before a request, the request passes (the store's own errors answer 503).
+A request to a match that its route refuses before reading the match (a
+malformed id, a missing token) is counted once its answer is ready, and
+that answer becomes the 429 when a limit is over: no request goes uncounted.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
 
-from flask import Flask, request
-from flask_limiter import ApplicationLimit, Limiter, RateLimitExceeded
-from flask_limiter.util import get_remote_address
+import redis
+from flask import Flask, Response, g, has_request_context, request
+from limits import RateLimitItem, parse_many
 
 from service.auth import token_hash
+from service.errors import Problem, problem_response
+
+log = logging.getLogger(__name__)
 
 EXEMPT_PATHS = {"/healthz", "/readyz", "/metrics"}
+PREFIX = "ludotheque:rl"
 
 
-def _token_key() -> str:
-    header = request.headers.get("Authorization", "")
-    return token_hash(header.partition(" ")[2].strip())
+@dataclass(frozen=True)
+class Counter:
+    """One request's hit on one limit: its key for the current window."""
+
+    key: str
+    limit: RateLimitItem
+    retry_after: int
 
 
-def _no_token() -> bool:
-    return not request.headers.get("Authorization")
+class RateLimits:
+    """The limits of one app and the Redis client that counts them."""
+
+    def __init__(self, client: Any, per_address: str, per_token: str) -> None:
+        self.client = client
+        self.per_address = parse_many(per_address)
+        self.per_token = parse_many(per_token)
+
+    def counters(self, address: str, token: str | None, now: float) -> list[Counter]:
+        """The counters a request from ``address`` (with ``token``) hits."""
+        scoped = [("address", address, limit) for limit in self.per_address]
+        if token is not None:
+            scoped += [("token", token_hash(token), limit) for limit in self.per_token]
+        found = []
+        for scope, who, limit in scoped:
+            expiry = limit.get_expiry()
+            window = int(now // expiry)
+            found.append(
+                Counter(
+                    f"{PREFIX}:{scope}:{limit.amount}/{expiry}:{who}:{window}",
+                    limit,
+                    max(1, int((window + 1) * expiry - now)),
+                )
+            )
+        return found
+
+    @staticmethod
+    def count(pipe: Any, counters: list[Counter]) -> None:
+        """Queue the increments of ``counters`` on ``pipe``: two commands
+        each (create with its expiry, then increment), whose second result
+        is the count."""
+        for counter in counters:
+            pipe.set(counter.key, 0, ex=counter.limit.get_expiry(), nx=True)
+            pipe.incr(counter.key)
+
+    @staticmethod
+    def check(counters: list[Counter], results: list[Any]) -> None:
+        """Raise 429 when a count (every second result) is over its limit."""
+        for counter, hits in zip(counters, results[1::2], strict=True):
+            if int(hits) > counter.limit.amount:
+                raise Problem(
+                    429,
+                    "too_many_requests",
+                    f"rate limit reached: {counter.limit}",
+                    headers={"Retry-After": str(counter.retry_after)},
+                )
+
+    def hit_now(self, counters: list[Counter]) -> None:
+        """Count ``counters`` in one round trip and refuse when over."""
+        pipe = self.client.pipeline(transaction=False)
+        self.count(pipe, counters)
+        try:
+            results = pipe.execute()
+        except redis.RedisError:
+            log.warning("rate limits not counted: Redis failed", exc_info=True)
+            return
+        self.check(counters, results)
 
 
-def storage_uri(redis_url: str, cluster: bool) -> str:
-    if not cluster:
-        return redis_url
-    return f"redis+cluster://{urlsplit(redis_url).netloc}"
+def pending_counters() -> list[Counter]:
+    """The current request's counters not counted yet, which its match read
+    takes over (and counts); empty outside a request or when limits are off."""
+    if not has_request_context():
+        return []
+    return g.pop("rate_limit_counters", [])
 
 
-def init_limits(app: Flask) -> Limiter:
-    config = app.config
-    exempt = lambda: request.path in EXEMPT_PATHS  # noqa: E731
-    limiter = Limiter(
-        key_func=get_remote_address,
-        application_limits=[
-            ApplicationLimit(
-                config["RATE_LIMIT_PER_ADDRESS"],
-                key_function=get_remote_address,
-                scope="address",
-                exempt_when=exempt,
-            ),
-            ApplicationLimit(
-                config["RATE_LIMIT_PER_TOKEN"],
-                key_function=_token_key,
-                scope="token",
-                exempt_when=lambda: exempt() or _no_token(),
-            ),
-        ],
-        storage_uri=storage_uri(config["REDIS_URL"], config["REDIS_CLUSTER"]),
-        storage_options={"socket_timeout": 2, "socket_connect_timeout": 2},
-        # One round trip per limit; the headers would cost one more per request.
-        strategy="fixed-window",
-        headers_enabled=False,
-        swallow_errors=True,
-        key_prefix="ludotheque",
-        enabled=config["RATELIMIT_ENABLED"],
+def init_limits(app: Flask, client: Any) -> None:
+    """Count every request against its limits (unless RATELIMIT_ENABLED is off)."""
+    if not app.config["RATELIMIT_ENABLED"]:
+        return
+    limits = RateLimits(
+        client, app.config["RATE_LIMIT_PER_ADDRESS"], app.config["RATE_LIMIT_PER_TOKEN"]
     )
-    limiter.init_app(app)
-    return limiter
 
+    @app.before_request
+    def before() -> None:
+        if request.path in EXEMPT_PATHS:
+            return
+        header = request.headers.get("Authorization")
+        token = header.partition(" ")[2].strip() if header else None
+        counters = limits.counters(request.remote_addr or "unknown", token, time.time())
+        if request.view_args and "match_id" in request.view_args:
+            g.rate_limit_counters = counters  # counted by the match read
+        else:
+            limits.hit_now(counters)
 
-def retry_after(error: RateLimitExceeded) -> str:
-    return str(max(1, int(error.limit.limit.get_expiry())))
+    @app.after_request
+    def after(response: Response) -> Response:
+        leftover = pending_counters()
+        if leftover:
+            try:
+                limits.hit_now(leftover)
+            except Problem as over:
+                return problem_response(over)
+        return response

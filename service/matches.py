@@ -25,6 +25,7 @@ from engines.ai.policies import supported
 from engines.core import Game, IllegalAction, redact_events
 from service import auth, lifecycle
 from service.errors import Problem, from_illegal_action
+from service.limits import pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
 from service.store import Loaded, Store, idempotency_key
 
@@ -72,7 +73,9 @@ class Matches:
 
     # -- reading ---------------------------------------------------------------
     def load(self, game: Game, match_id: str, replay_key: str | None = None) -> Loaded:
-        loaded = self.store.load(match_id, replay_key) if MATCH_ID.match(match_id) else None
+        loaded = None
+        if MATCH_ID.match(match_id):
+            loaded = self.store.load(match_id, replay_key, pending_counters())
         if loaded is None or loaded.match["game"] != game.name:
             raise Problem(404, "match_not_found", f"no {game.name} match {match_id!r}")
         return loaded

@@ -11,6 +11,7 @@ the idempotency record land together or not at all.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,8 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
+
+from service.limits import Counter, RateLimits
 
 # KEYS: match hash, log stream[, idempotency record]
 # ARGV: expected version, new JSON, ttl, idempotency record, idempotency ttl, events...
@@ -125,17 +128,32 @@ class Store:
         self._commit = client.register_script(COMMIT)
         self._claim = client.register_script(CLAIM)
 
-    def load(self, match_id: str, replay_key: str | None = None) -> Loaded | None:
-        """The match and its version (one round trip), None when unknown."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hmget(match_key(match_id), "v", "d")
-        if replay_key is not None:
-            pipe.get(replay_key)
-        results = pipe.execute()
-        version, data = results[0]
+    def load(
+        self,
+        match_id: str,
+        replay_key: str | None = None,
+        counters: Sequence[Counter] = (),
+    ) -> Loaded | None:
+        """The match and its version (one round trip), None when unknown.
+
+        ``counters``: the request's rate-limit counters, counted in the same
+        round trip (429 when one is over its limit, before anything else).
+        """
+        if replay_key is None and not counters:
+            version, data = self.client.hmget(match_key(match_id), "v", "d")
+            replay = None
+        else:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hmget(match_key(match_id), "v", "d")
+            if replay_key is not None:
+                pipe.get(replay_key)
+            RateLimits.count(pipe, list(counters))
+            results = pipe.execute()
+            RateLimits.check(list(counters), results[2 if replay_key is not None else 1 :])
+            version, data = results[0]
+            replay = results[1] if replay_key is not None else None
         if version is None or data is None:
             return None
-        replay = results[1] if replay_key is not None else None
         return Loaded(int(version), orjson.loads(data), replay)
 
     def commit(

@@ -132,6 +132,12 @@ def test_rate_limit_per_client_address(redis_url):
         assert codes == [200, 200, 429]
         other = {"X-Forwarded-For": "203.0.113.8"}
         assert api.http.get(f"{api.base}/v1/games", headers=other).status_code == 200
+        # requests refused before any match is read count too
+        third = {"X-Forwarded-For": "203.0.113.9"}
+        unknown = f"{api.base}/v1/games/{GAME}/matches/not-an-id"
+        codes = [api.http.get(unknown, headers=third).status_code for _ in range(3)]
+        assert codes == [404, 404, 429]
+        assert api.http.get(f"{api.base}/v1/games", headers=third).status_code == 429
     finally:
         server.stop()
 

@@ -66,27 +66,14 @@ def costs(redis_url: str, round_trips: RoundTrips, rate_limits: bool) -> dict[st
     return spent
 
 
-def test_reading_a_match_costs_one_round_trip(redis_url, round_trips):
-    spent = costs(redis_url, round_trips, rate_limits=False)
+@pytest.mark.parametrize("rate_limits", [False, True], ids=["no rate limits", "rate limits"])
+def test_reading_a_match_costs_one_round_trip(redis_url, round_trips, rate_limits):
+    spent = costs(redis_url, round_trips, rate_limits)
     assert spent["view"] == 1
     assert spent["legal"] == 1
 
 
-@pytest.mark.parametrize(
-    "rate_limits",
-    [
-        pytest.param(False),
-        pytest.param(
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="with rate limits on, each of the two limits (per address, per "
-                "token) costs one more round trip (fixed window, no headers)",
-            ),
-        ),
-    ],
-    ids=["no rate limits", "rate limits"],
-)
+@pytest.mark.parametrize("rate_limits", [False, True], ids=["no rate limits", "rate limits"])
 def test_playing_an_action_costs_two_round_trips(redis_url, round_trips, rate_limits):
     spent = costs(redis_url, round_trips, rate_limits)
     assert spent["action"] <= 2, spent
