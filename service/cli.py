@@ -127,7 +127,8 @@ def spec_text() -> str:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def arena(args: tuple[str, ...]) -> None:
     """Measure bot strength: --game G --seats mcts,random --games N
-    [--budget-ms B] [--options JSON] [--json] (--help for more)."""
+    [--budget-ms B] [--iterations I] [--jobs J] [--options JSON] [--json]
+    (--help for more)."""
     from engines.ai.arena import main as arena_main
 
     raise SystemExit(arena_main(list(args)))
