@@ -28,7 +28,8 @@ Decisions where RULES.md is silent:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 Meld = dict[str, Any]
@@ -46,6 +47,10 @@ _SUIT = {rank + suit: suit for suit in SUITS for rank in RANKS}
 _SUIT_ORDER = {suit: index for index, suit in enumerate(SUITS)}
 _LADDER = {suit: ["", *(RANKS[p % 13] + suit for p in range(14))] for suit in SUITS}
 _LADDER_VALUE = list(itertools.accumulate([0, 1, *range(2, 11), 10, 10, 10, 11]))
+# The most a card can count in an opening (a joker standing for an ace, high).
+_BEST_VALUE = {card: 11 if _RANK[card] == 1 else min(_RANK[card], 10) for card in _RANK} | {
+    "JOKER": 11
+}
 
 
 class MeldError(ValueError):
@@ -222,6 +227,74 @@ def run_positions(meld: Meld) -> range:
     return range(meld["start"], meld["start"] + len(meld["cards"]))
 
 
+def lay_offs(meld: Meld, counts: Mapping[str, int]) -> list[tuple[tuple[str, ...], str | None]]:
+    """Every lay-off of cards from ``counts`` on ``meld`` in one action, each once,
+    as ``(cards in meld order, joker_as)``. A set of 3 takes its missing suit; a
+    run grows at either end or both, through at most one joker (none if the meld
+    holds one), which stands in turn for each card of the extension."""
+    joker = counts.get(JOKER, 0) > 0 and not has_joker(meld)
+    if meld["kind"] == "set":
+        fits = layoff_cards(meld)
+        held = [((fit,), None) for fit in fits if counts.get(fit, 0)]
+        return held + [((JOKER,), fit) for fit in fits if joker]
+    return _run_lay_offs(meld, counts, joker)
+
+
+def _run_lay_offs(
+    meld: Meld, counts: Mapping[str, int], joker: bool
+) -> list[tuple[tuple[str, ...], str | None]]:
+    """Each extension of a run, ``low`` cards below it and ``high`` above, with at
+    most one card not held, which the joker fills.
+
+    The two aces of an extension to the full ladder need two aces, or an ace and
+    the joker, and the joker then stands high (see ``_arrange``). An extension
+    ending at the king with the low ace is the same cards as the one ending at
+    the high ace, where ``_arrange`` puts that ace: only the latter is listed."""
+    start, end = meld["start"], meld["start"] + len(meld["cards"]) - 1
+    ladder = _LADDER[_SUIT[slot_card(meld["cards"][0])]]
+    below = ladder[start - 1 : 0 : -1]  # nearest first
+    above = ladder[end + 1 :]
+    missing_below = _missing_prefixes(below, counts)
+    missing_above = _missing_prefixes(above, counts)
+    one_ace = counts.get(ladder[LOW_ACE], 0) == 1
+    allowed = 1 if joker else 0
+    found: list[tuple[tuple[str, ...], str | None]] = []
+    for low, missed_low in enumerate(missing_below):
+        if missed_low > allowed:
+            break
+        for high, missed_high in enumerate(missing_above):
+            both_aces = 0 < low == len(below) and 0 < high == len(above)
+            missing = missed_low + missed_high + (both_aces and one_ace)
+            if missing > allowed:
+                break
+            if (not low and not high) or (low and start - low == LOW_ACE and end + high == 13):
+                continue
+            cards = [*reversed(below[:low]), *above[:high]]
+            # With both aces, the joker standing for the low one is the same lay-off
+            # as the joker standing for the high one.
+            places = range(1 if both_aces else 0, len(cards)) if joker else range(0)
+            found += _joker_placings(cards, counts, missing, places)
+    return found
+
+
+def _missing_prefixes(cards: list[str], counts: Mapping[str, int]) -> list[int]:
+    """How many of the first k ``cards`` the hand lacks, for k = 0 .. len(cards)."""
+    return list(itertools.accumulate((not counts.get(card, 0) for card in cards), initial=0))
+
+
+def _joker_placings(
+    cards: list[str], counts: Mapping[str, int], missing: int, places: range
+) -> list[tuple[tuple[str, ...], str | None]]:
+    """``cards`` as lay-offs: all held, and with the joker in each of ``places``; or
+    with the joker in the one place the hand cannot fill (the last, the high ace,
+    when the hand holds one ace for both ends)."""
+    if missing:
+        gap = next((i for i, card in enumerate(cards) if not counts.get(card, 0)), len(cards) - 1)
+        return [((*cards[:gap], JOKER, *cards[gap + 1 :]), cards[gap])]
+    placings: list[tuple[tuple[str, ...], str | None]] = [(tuple(cards), None)]
+    return placings + [((*cards[:i], JOKER, *cards[i + 1 :]), cards[i]) for i in places]
+
+
 # -- what a hand can lay down ------------------------------------------------
 
 
@@ -314,6 +387,67 @@ def _run_option(suit: str, start: int, end: int, joker_at: int | None) -> MeldOp
     meld = {"kind": "run", "start": start, "cards": slots}
     value = _LADDER_VALUE[end] - _LADDER_VALUE[start - 1]
     return MeldOption(tuple(s["card"] for s in slots), joker_as, meld, value)
+
+
+def combinations(
+    options: Sequence[MeldOption], counts: Mapping[str, int], minimum: int, must: str | None = None
+) -> list[tuple[int, ...]]:
+    """Every multiset of ``options`` that the cards in ``counts`` make at once, worth
+    ``minimum`` or more in all and holding ``must`` if given: indices into
+    ``options``, in increasing order, each multiset once.
+
+    A depth-first search over increasing indices; the cards left are counts packed
+    in 4-bit fields of an int, with a guard bit that a subtraction clears when a
+    meld needs a card no longer there. A branch stops when even every card left,
+    at its best value, could not bring the total to ``minimum``."""
+    shift = {card: 4 * i for i, card in enumerate(counts)}
+    guard = sum(8 << at for at in shift.values())
+    needs = [sum(1 << shift[card] for card in option.cards) for option in options]
+    costs = [sum(_BEST_VALUE[card] for card in option.cards) for option in options]
+    values = [option.value for option in options]
+    later = compatible_later(options, counts)
+    must_at = shift.get(must, 0) if must else 0
+    must_held = counts.get(must, 0) if must else 0
+    found: list[tuple[int, ...]] = []
+    chosen: list[int] = []
+
+    def extend(candidates: int, left: int, total: int, spare: int) -> None:
+        while candidates:
+            low = candidates & -candidates
+            index = low.bit_length() - 1
+            rest = left - needs[index]
+            value = total + values[index]
+            if rest & guard == guard and value + spare - costs[index] >= minimum:
+                chosen.append(index)
+                if value >= minimum and (must is None or (rest >> must_at) & 7 < must_held):
+                    found.append(tuple(chosen))
+                extend(candidates & later[index], rest, value, spare - costs[index])
+                chosen.pop()
+            candidates ^= low
+
+    cards = guard + sum(count << shift[card] for card, count in counts.items())
+    spare = sum(_BEST_VALUE[card] * count for card, count in counts.items())
+    extend((1 << len(options)) - 1, cards, 0, spare)
+    return found
+
+
+def compatible_later(options: Sequence[MeldOption], counts: Mapping[str, int]) -> list[int]:
+    """For each option, a bit mask of itself and the later options that fit beside
+    it (two at a time: three may still want more copies of a card than held)."""
+    needs = [Counter(option.cards) for option in options]
+    at_least: dict[tuple[str, int], int] = {}  # (card, n) -> options using n+ of it
+    for index, need in enumerate(needs):
+        for card, count in need.items():
+            for n in range(1, count + 1):
+                at_least[card, n] = at_least.get((card, n), 0) | 1 << index
+    everything = (1 << len(needs)) - 1
+    masks = []
+    for index, need in enumerate(needs):
+        clash = 0
+        for card, count in need.items():
+            clash |= at_least.get((card, counts.get(card, 0) - count + 1), 0)
+        masks.append(everything & ~clash & ~((1 << index) - 1))
+    return masks
 
 
 # -- private helpers ---------------------------------------------------------

@@ -39,15 +39,21 @@ Decisions where RULES.md is silent:
   the points they make), so that hands never leave their seat;
 - at the end of the game the lowest total wins, ties are shared.
 
-``legal_actions`` lists, for each state a turn can reach, an action that reaches
-it: single melds (several melds at once are accepted too, but are the same as
-melding them one by one), single-card lay-offs, and for the two moves with an
-obligation every minimal way to discharge it (the taken card with the cards that
-join it to a run, or the recovered joker alone or in a new meld). With
-``opening_minimum`` a player who has not laid down gets every minimal
-combination of disjoint melds that reaches the minimum (see
-``opening_combinations``): listing every combination would give tens of
-thousands of actions for some hands, all reaching the same tables.
+``legal_actions`` lists every action, each once and in one spelling (a meld's
+cards in meld order, a lay-off's in the order they join the meld, a joker's
+meaning always given, the melds of a combination in the order of
+``melds.candidate_melds``): every single meld the hand can form (several at once
+are accepted too, but are the same as melding them one by one) or, for an
+opening under ``opening_minimum``, every combination of disjoint melds that
+reaches the minimum (``melds.combinations``); every lay-off of one or several
+cards on one meld (``melds.lay_offs``); every joker swap with each single meld or
+lay-off that puts the joker back; every way to take the discard into a single
+meld, an opening or a lay-off; every distinct discard. Some 14-card hands with
+jokers can open in 10,000 to 20,000 ways (``bench/ducale_legal.py``), so the
+bots search among ``compact_actions``: for each state a turn can reach, one
+action that reaches it (single melds, one-card lay-offs, the minimal openings
+of ``opening_combinations`` and the minimal uses of the taken discard or the
+recovered joker).
 
 How aces and jokers are placed when a meld leaves it open is decided in
 ``melds.py``.
@@ -55,8 +61,10 @@ How aces and jokers are placed when a meld leaves it open is decided in
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -111,15 +119,28 @@ def to_act(state: State) -> list[Seat]:
 
 
 def legal_actions(state: State, seat: Seat) -> list[Action]:
-    """Every action ``seat`` may play now (see the module docstring for the forms)."""
-    return compact_actions(state, seat)
+    """Every action ``seat`` may play now, each once (see the module docstring)."""
+    if seat not in to_act(state):
+        return []
+    if state["phase"] == "draw":
+        return [{"type": "draw"}, *_every_take(state, seat)]
+    hand = Counter(state["hands"][seat])
+    actions = [{"type": "meld", "melds": specs} for specs in _meld_lists(state, seat, hand)]
+    if state["laid_down"][seat]:
+        actions += [
+            {"type": "lay_off", **lay_off} for lay_off in _every_lay_off(state["table"], hand)
+        ]
+        actions += _every_swap(state["table"], hand)
+    actions += [{"type": "discard", "card": card} for card in sorted(hand, key=_card_order)]
+    return actions
 
 
 def compact_actions(state: State, seat: Seat) -> list[Action]:
-    """A subset of the legal actions that reaches every position a turn can reach
-    (single melds, one-card lay-offs, minimal openings and minimal uses of the
-    taken discard or the recovered joker), for the bots' search: far fewer moves
-    to try than ``legal_actions`` and nothing lost."""
+    """A subset of the legal actions that reaches every position a turn can reach,
+    for the bots' search: single melds, one-card lay-offs, and for an opening or
+    the two moves with an obligation, every minimal way (the taken card with the
+    cards that join it to a run, the recovered joker alone or in a new meld).
+    Tens of actions where ``legal_actions`` may give thousands."""
     if seat not in to_act(state):
         return []
     if state["phase"] == "draw":
@@ -549,6 +570,80 @@ def _deal(state: State) -> list[Event]:
     return events
 
 
+def _every_take(state: State, seat: Seat) -> list[Action]:
+    """Every way to take the top discard and put it on the table in the same action."""
+    if not state["discard"]:
+        return []
+    top = state["discard"][-1]
+    pool = Counter(state["hands"][seat]) + Counter([top])
+    actions = [
+        {"type": "take_discard", "melds": specs}
+        for specs in _meld_lists(state, seat, pool, must=top)
+    ]
+    if state["laid_down"][seat]:
+        actions += [
+            {"type": "take_discard", "lay_off": lay_off}
+            for lay_off in _every_lay_off(state["table"], pool, must=top)
+        ]
+    return actions
+
+
+def _meld_lists(
+    state: State, seat: Seat, counts: Counter[str], must: str | None = None
+) -> list[list[dict[str, Any]]]:
+    """The ``melds`` lists a seat may lay down from ``counts`` (holding ``must``):
+    every single meld; for an opening under ``opening_minimum``, every combination
+    of disjoint melds that reaches it. The lists share their meld dicts."""
+    options = _hand_melds(tuple(sorted(counts.elements())))
+    minimum = state["options"]["opening_minimum"]
+    if state["laid_down"][seat] or not minimum:
+        return [[option.spec()] for option in options if must is None or must in option.cards]
+    specs = [option.spec() for option in options]
+    combos = melds.combinations(options, counts, minimum, must)
+    return [[specs[i] for i in combo] for combo in combos]
+
+
+@functools.lru_cache(maxsize=64)
+def _hand_melds(cards: tuple[str, ...]) -> tuple[MeldOption, ...]:
+    """Every meld a hand can make, computed once per hand (the same hand is listed
+    again and again: each request for the legal actions, each turn it waits)."""
+    return tuple(melds.candidate_melds(Counter(cards)))
+
+
+def _every_lay_off(
+    table: list[melds.Meld], counts: Counter[str], must: str | None = None
+) -> list[dict[str, Any]]:
+    """Every lay-off of cards from ``counts`` (holding ``must``) on a table meld."""
+    found = []
+    for meld in table:
+        for cards, joker_as in melds.lay_offs(meld, counts):
+            if must is not None and must not in cards:
+                continue
+            lay_off: dict[str, Any] = {"meld": meld["id"], "cards": list(cards)}
+            if joker_as is not None:
+                lay_off["joker_as"] = joker_as
+            found.append(lay_off)
+    return found
+
+
+def _every_swap(table: list[melds.Meld], hand: Counter[str]) -> list[Action]:
+    """Each joker the hand can win back, with every single meld and every lay-off
+    that puts it back on the table."""
+    actions: list[Action] = []
+    for index, card, pool in _winnable_jokers(table, hand):
+        meld = table[index]
+        swap = {"type": "swap_joker", "meld": meld["id"], "card": card}
+        options = _hand_melds(tuple(sorted(pool.elements())))
+        actions += [
+            {**swap, "melds": [option.spec()]} for option in options if JOKER in option.cards
+        ]
+        swapped = [*table[:index], melds.swap_joker(meld, card), *table[index + 1 :]]
+        actions += [
+            {**swap, "lay_off": lay_off} for lay_off in _every_lay_off(swapped, pool, JOKER)
+        ]
+    return actions
+
+
 def _take_discard_actions(state: State, seat: Seat) -> list[Action]:
     """Every minimal way to take the top discard and put it on the table at once."""
     if not state["discard"]:
@@ -577,8 +672,15 @@ def _meld_choices(
     minimum = state["options"]["opening_minimum"]
     if state["laid_down"][seat] or not minimum:
         return [[option.spec()] for option in melds.candidate_melds(counts, must)]
-    combos = opening_combinations(melds.candidate_melds(counts), counts, minimum, must)
-    return [[option.spec() for option in combo] for combo in combos]
+    options = melds.candidate_melds(counts)
+    order = {id(option): index for index, option in enumerate(options)}
+    combos = opening_combinations(options, counts, minimum, must)
+    # The melds in the order legal_actions gives them, so that the same opening
+    # is the same action in both listings.
+    return [
+        [option.spec() for option in sorted(combo, key=lambda option: order[id(option)])]
+        for combo in combos
+    ]
 
 
 def opening_combinations(
@@ -602,7 +704,7 @@ def opening_combinations(
     needs = [Counter(option.cards) for option in options]
     cuts = [_cuts(option) for option in options]
     remaining = dict(counts)
-    later = _compatible_later(needs, counts)
+    later = melds.compatible_later(options, counts)
     found: list[list[MeldOption]] = []
     chosen: list[int] = []
 
@@ -638,23 +740,6 @@ def opening_combinations(
 
     extend((1 << len(options)) - 1, 0)
     return found
-
-
-def _compatible_later(needs: list[Counter[str]], counts: Counter[str]) -> list[int]:
-    """For each option, a bit mask of the later options that fit beside it."""
-    at_least: dict[tuple[str, int], int] = {}  # (card, n) -> options using n+ of it
-    for index, need in enumerate(needs):
-        for card, count in need.items():
-            for n in range(1, count + 1):
-                at_least[card, n] = at_least.get((card, n), 0) | 1 << index
-    everything = (1 << len(needs)) - 1
-    masks = []
-    for index, need in enumerate(needs):
-        clash = 0
-        for card, count in need.items():
-            clash |= at_least.get((card, counts[card] - count + 1), 0)
-        masks.append(everything & ~clash & ~((2 << index) - 1))
-    return masks
 
 
 def _kept_after_cut(option: MeldOption, must: str | None) -> int:
@@ -698,12 +783,8 @@ def _swap_actions(table: list[melds.Meld], hand: Counter[str]) -> list[Action]:
     """Each joker the hand can recover, with each way to put it back on the table:
     in a new meld, or laid off alone (a joker fits any end of a run)."""
     actions: list[Action] = []
-    for index, meld in enumerate(table):
-        slot = melds.joker_slot(meld)
-        if slot is None or not hand[slot["as"]]:
-            continue
-        card = slot["as"]
-        pool = hand - Counter([card]) + Counter([JOKER])
+    for index, card, pool in _winnable_jokers(table, hand):
+        meld = table[index]
         swap = {"type": "swap_joker", "meld": meld["id"], "card": card}
         actions += [
             {**swap, "melds": [option.spec()]} for option in melds.candidate_melds(pool, JOKER)
@@ -717,6 +798,17 @@ def _swap_actions(table: list[melds.Meld], hand: Counter[str]) -> list[Action]:
                 for fit in melds.layoff_cards(target)
             ]
     return actions
+
+
+def _winnable_jokers(
+    table: list[melds.Meld], hand: Counter[str]
+) -> Iterator[tuple[int, str, Counter[str]]]:
+    """Each table meld (by index) whose joker the hand can win back, the card that
+    replaces it, and the hand then, the joker in it."""
+    for index, meld in enumerate(table):
+        slot = melds.joker_slot(meld)
+        if slot is not None and hand[slot["as"]]:
+            yield index, slot["as"], hand - Counter([slot["as"]]) + Counter([JOKER])
 
 
 def _joining_lay_offs(meld: melds.Meld, card: str, hand: Counter[str]) -> list[dict[str, Any]]:

@@ -157,6 +157,8 @@ def test_the_discard_may_join_a_run_through_a_joker() -> None:
     assert lay_offs == [
         {"meld": 0, "cards": ["7H", "8H"]},
         {"meld": 0, "cards": [JOKER, "8H"], "joker_as": "7H"},
+        {"meld": 0, "cards": ["7H", "8H", JOKER], "joker_as": "9H"},
+        {"meld": 0, "cards": [JOKER, "7H", "8H"], "joker_as": "3H"},
     ]
     play(state, {"type": "take_discard", "lay_off": lay_offs[1]})
     assert state["table"][0]["cards"][-2:] == [{"card": JOKER, "as": "7H"}, {"card": "8H"}]
@@ -315,14 +317,16 @@ def test_opening_counts_a_low_ace_as_one() -> None:
     assert refused(state, sets) == "illegal_action"  # 9 9 5 is no meld
 
 
-def test_opening_is_listed_as_every_minimal_combination() -> None:
+def test_opening_is_listed_as_every_combination_that_reaches_51() -> None:
     state = arranged(["QH KH AH 8D 9D 10D JD 5S 5H 5D", "2D"], **OPENING)
     openings = [a["melds"] for a in GAME.legal_actions(state, 0) if a["type"] == "meld"]
     as_sets = [{tuple(m["cards"]) for m in combo} for combo in openings]
     assert {("QH", "KH", "AH"), ("8D", "9D", "10D")} in as_sets  # 31 + 27
     assert {("QH", "KH", "AH"), ("9D", "10D", "JD")} in as_sets  # 31 + 29
-    # 31 + 37 opens, but so does 31 + 27 with the JD laid off afterwards
-    assert {("QH", "KH", "AH"), ("8D", "9D", "10D", "JD")} not in as_sets
+    assert {("QH", "KH", "AH"), ("8D", "9D", "10D", "JD")} in as_sets  # 31 + 37
+    assert {("5S", "5H", "5D"), ("8D", "9D", "10D", "JD")} in as_sets  # 15 + 37
+    assert {("QH", "KH", "AH"), ("5S", "5H", "5D")} not in as_sets  # 31 + 15
+    assert len(openings) == 7  # and with the set of 5s each of the three with QH KH AH
     for combo in openings:
         total = sum(
             rules.melds.meld_value(build_meld(m["cards"], m.get("joker_as"))) for m in combo
@@ -388,8 +392,8 @@ def test_each_meaning_of_a_laid_off_joker_is_listed() -> None:
     state = arranged(["JOKER 2C", "2D"], table=table, laid_down=[True, False])
     lay_offs = [a for a in GAME.legal_actions(state, 0) if a["type"] == "lay_off"]
     assert lay_offs == [
-        {"type": "lay_off", "meld": 0, "cards": [JOKER], "joker_as": "3H"},
         {"type": "lay_off", "meld": 0, "cards": [JOKER], "joker_as": "7H"},
+        {"type": "lay_off", "meld": 0, "cards": [JOKER], "joker_as": "3H"},
         {"type": "lay_off", "meld": 1, "cards": [JOKER], "joker_as": "9C"},
     ]
 

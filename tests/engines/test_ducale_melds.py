@@ -9,7 +9,7 @@ import itertools
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engines.ducale import melds
@@ -304,3 +304,80 @@ NEAR = [c for c in DECK if c == JOKER or melds.rank_of(c) in (1, 2, 3, 12, 13)]
 def test_candidate_melds_match_brute_force(hand: list[str]) -> None:
     """Hands around the aces, where runs and sets overlap the most."""
     assert enumerated(hand) == brute_force(hand)
+
+
+# -- lay-offs of several cards ---------------------------------------------------------
+
+
+def added_cards(before: dict, after: dict) -> list[str]:
+    """The cards a lay-off added to a run, in ladder order, a joker as ``*9H``."""
+    old = melds.run_positions(before)
+    new = zip(melds.run_positions(after), shown(after), strict=True)
+    return [card for position, card in new if position not in old]
+
+
+def lay_offs_by_brute_force(meld: dict, hand: list[str]) -> dict[tuple, list[str]]:
+    """Every sub-multiset of ``hand`` with each meaning of a joker, through
+    ``extend_meld``: (sorted cards, joker_as) -> the cards added, in meld order."""
+    found = {}
+    counts = sorted(Counter(hand).items())
+    for picks in itertools.product(*(range(n + 1) for _, n in counts)):
+        cards = [card for (card, _), k in zip(counts, picks, strict=True) for _ in range(k)]
+        for joker_as in melds.REAL_CARDS if JOKER in cards else [None]:
+            try:
+                after = extend_meld(meld, cards, joker_as)
+            except MeldError:
+                continue
+            found[tuple(sorted(cards)), joker_as] = added_cards(meld, after)
+    return found
+
+
+HEARTS = [melds.card_at(p, "H") for p in range(1, 14)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    start=st.sampled_from([1, 2, 2, 3, 4, 7, 10]),
+    end=st.sampled_from([4, 9, 11, 12, 13, 13, 14]),
+    joker_at=st.integers(-1, 12),
+    hand=st.lists(
+        st.sampled_from([*HEARTS, *HEARTS, *["AH"] * 6, JOKER, JOKER, "5S"]), max_size=8
+    ),
+)
+@example(start=2, end=13, joker_at=-1, hand=["AH", JOKER])
+@example(start=2, end=13, joker_at=-1, hand=["AH", "AH", JOKER])
+@example(start=3, end=13, joker_at=-1, hand=["AH", "2H", JOKER])
+@example(start=2, end=12, joker_at=-1, hand=["AH", "KH", "AH", JOKER])
+@example(start=3, end=12, joker_at=4, hand=["AH", "2H", "KH", "AH", JOKER])
+def test_lay_offs_are_every_extension_of_a_run(
+    start: int, end: int, joker_at: int, hand: list[str]
+) -> None:
+    """Runs of any length, near the aces or not: one end, the other, or both, each
+    meaning of the joker, both aces; each lay-off once, its cards in meld order."""
+    if end - start < 2:
+        return
+    cards = [melds.card_at(p, "H") for p in range(start, end + 1)]
+    joker_as = None
+    if 0 <= joker_at < len(cards):
+        joker_as, cards[joker_at] = cards[joker_at], JOKER
+    meld = build_meld(cards, joker_as)
+    if meld["start"] != start:
+        return  # A..K is laid as 2..K-A
+    listed = melds.lay_offs(meld, Counter(hand))
+    keys = [(tuple(sorted(cards)), joker_as) for cards, joker_as in listed]
+    assert len(set(keys)) == len(keys)
+    brute = lay_offs_by_brute_force(meld, hand)
+    assert set(keys) == set(brute)
+    for key, (cards, joker_as) in zip(keys, listed, strict=True):
+        assert brute[key] == [f"*{joker_as}" if c == JOKER else c for c in cards]
+
+
+def test_lay_offs_on_a_set_fill_its_missing_suit() -> None:
+    meld = build_meld(["7S", "7H", "7D"])
+    assert melds.lay_offs(meld, Counter(["7C", JOKER, "7S"])) == [
+        (("7C",), None),
+        ((JOKER,), "7C"),
+    ]
+    assert melds.lay_offs(build_meld(["7S", "7H", "7D", "7C"]), Counter(["7C", JOKER])) == []
+    with_joker = build_meld(["7S", JOKER, "7D"], "7H")
+    assert melds.lay_offs(with_joker, Counter(["7C", JOKER])) == [(("7C",), None)]
