@@ -48,9 +48,8 @@ _SUIT_ORDER = {suit: index for index, suit in enumerate(SUITS)}
 _LADDER = {suit: ["", *(RANKS[p % 13] + suit for p in range(14))] for suit in SUITS}
 _LADDER_VALUE = list(itertools.accumulate([0, 1, *range(2, 11), 10, 10, 10, 11]))
 # The most a card can count in an opening (a joker standing for an ace, high).
-_BEST_VALUE = {card: 11 if _RANK[card] == 1 else min(_RANK[card], 10) for card in _RANK} | {
-    "JOKER": 11
-}
+_BEST_VALUE = {card: 11 if _RANK[card] == 1 else min(_RANK[card], 10) for card in _RANK}
+_BEST_VALUE[JOKER] = 11
 
 
 class MeldError(ValueError):
@@ -409,31 +408,35 @@ def combinations(
     must_at = shift.get(must, 0) if must else 0
     must_held = counts.get(must, 0) if must else 0
     found: list[tuple[int, ...]] = []
-    chosen: list[int] = []
 
-    def extend(candidates: int, left: int, total: int, spare: int) -> None:
+    def extend(
+        chosen: tuple[int, ...], candidates: int, left: int, total: int, spare: int
+    ) -> None:
         while candidates:
             low = candidates & -candidates
+            candidates ^= low
             index = low.bit_length() - 1
             rest = left - needs[index]
             value = total + values[index]
-            if rest & guard == guard and value + spare - costs[index] >= minimum:
-                chosen.append(index)
-                if value >= minimum and (must is None or (rest >> must_at) & 7 < must_held):
-                    found.append(tuple(chosen))
-                extend(candidates & later[index], rest, value, spare - costs[index])
-                chosen.pop()
-            candidates ^= low
+            if rest & guard != guard or value + spare - costs[index] < minimum:
+                continue
+            combo = (*chosen, index)
+            if value >= minimum and (must is None or (rest >> must_at) & 7 < must_held):
+                found.append(combo)
+            following = (candidates | low) & later[index]
+            if following:
+                extend(combo, following, rest, value, spare - costs[index])
 
     cards = guard + sum(count << shift[card] for card, count in counts.items())
     spare = sum(_BEST_VALUE[card] * count for card, count in counts.items())
-    extend((1 << len(options)) - 1, cards, 0, spare)
+    extend((), (1 << len(options)) - 1, cards, 0, spare)
     return found
 
 
 def compatible_later(options: Sequence[MeldOption], counts: Mapping[str, int]) -> list[int]:
-    """For each option, a bit mask of itself and the later options that fit beside
-    it (two at a time: three may still want more copies of a card than held)."""
+    """For each option, a bit mask of the later options that fit beside it, and of
+    itself if the cards are there twice (checked two at a time: three melds may
+    still want more copies of a card than there are)."""
     needs = [Counter(option.cards) for option in options]
     at_least: dict[tuple[str, int], int] = {}  # (card, n) -> options using n+ of it
     for index, need in enumerate(needs):
