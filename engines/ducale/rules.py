@@ -140,7 +140,8 @@ def compact_actions(state: State, seat: Seat) -> list[Action]:
     for the bots' search: single melds, one-card lay-offs, and for an opening or
     the two moves with an obligation, every minimal way (the taken card with the
     cards that join it to a run, the recovered joker alone or in a new meld).
-    Tens of actions where ``legal_actions`` may give thousands."""
+    Tens of actions where ``legal_actions`` may give thousands. One gap: an
+    opening that needs the same meld twice (from twin cards) is not listed."""
     if seat not in to_act(state):
         return []
     if state["phase"] == "draw":
