@@ -140,8 +140,7 @@ def compact_actions(state: State, seat: Seat) -> list[Action]:
     for the bots' search: single melds, one-card lay-offs, and for an opening or
     the two moves with an obligation, every minimal way (the taken card with the
     cards that join it to a run, the recovered joker alone or in a new meld).
-    Tens of actions where ``legal_actions`` may give thousands. One gap: an
-    opening that needs the same meld twice (from twin cards) is not listed."""
+    Tens of actions where ``legal_actions`` may give thousands."""
     if seat not in to_act(state):
         return []
     if state["phase"] == "draw":
@@ -687,8 +686,9 @@ def _meld_choices(
 def opening_combinations(
     options: list[MeldOption], counts: Counter[str], minimum: int, must: str | None = None
 ) -> list[list[MeldOption]]:
-    """Every minimal set of disjoint melds (among ``options``) worth ``minimum`` or
-    more, holding ``must`` if given.
+    """Every minimal set of disjoint melds (among ``options``, the same one twice
+    when the hand holds its cards twice) worth ``minimum`` or more, holding
+    ``must`` if given.
 
     Minimal: no meld can be left out and no card trimmed off a meld (an end of a
     run, one card of a set of 4) without falling below ``minimum`` or leaving
@@ -734,7 +734,8 @@ def opening_combinations(
             else:
                 for card, count in need.items():
                     remaining[card] -= count
-                extend(candidates & later[index], value)
+                # ``later`` holds the meld itself when its cards are there twice
+                extend((candidates | 1 << index) & later[index], value)
                 for card, count in need.items():
                     remaining[card] += count
             chosen.pop()

@@ -242,10 +242,11 @@ def test_views_and_events_never_show_hidden_cards(seed: int, n_players: int) -> 
 
 
 def all_openings(options: list, counts: Counter, minimum: int, must: str | None) -> list[tuple]:
-    """Brute force: every set of disjoint melds worth ``minimum`` holding ``must``."""
+    """Brute force: every set of disjoint melds worth ``minimum`` holding ``must``
+    (the same meld twice when the cards are there twice)."""
     found = []
     for size in range(1, sum(counts.values()) // 3 + 1):
-        for combo in itertools.combinations(range(len(options)), size):
+        for combo in itertools.combinations_with_replacement(range(len(options)), size):
             used = Counter()
             for index in combo:
                 used.update(options[index].cards)
@@ -314,6 +315,15 @@ def test_openings_are_the_minimal_ones_and_reach_every_opening(
     for combo in brute:
         melds_of = [options[i] for i in combo]
         assert any(inside(minimal, melds_of) for minimal in listed), "every opening is reachable"
+
+
+def test_an_opening_may_use_the_same_meld_twice_from_twins() -> None:
+    hand = Counter(["QH", "KH", "AH", "QH", "KH", "AH", "2C"])
+    options = melds.candidate_melds(hand)
+    listed = rules.opening_combinations(options, hand, 51)
+    assert [[list(o.cards) for o in combo] for combo in listed] == [
+        [["QH", "KH", "AH"], ["QH", "KH", "AH"]]
+    ]
 
 
 def test_opening_combinations_with_twins_and_jokers() -> None:
