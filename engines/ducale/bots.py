@@ -12,15 +12,19 @@ difference of needs, the opponent's being estimated from its hand size alone
 (``evaluate`` reads only what the seat sees); the value is the expected margin
 of totals after the round, plus the totals so far.
 
-``greedy`` is one ply on ``evaluate``. The search hooks: ``rollout_action``
+``greedy`` is one ply on ``evaluate`` (over ``compact_actions``, which reach
+the same positions as the full listing). The search hooks: ``rollout_action``
 plays a fast version of the same idea (take the discard when it goes to the
 table, lay down every meld, lay off, discard the least connected card);
-``search_actions`` narrows the tree to the moves placing the most cards, then
-to the few best discards; ``playout_value`` stops a playout at the end of the
-round, or when the searching seat is about to draw again, and values it by
-``search_value``, the chance of winning the match: where ``evaluate`` weighs
-the points at stake, the search knows that only the match counts (when the
-round decides it, only going out first does).
+``search_actions`` narrows the tree to the few best ways to take the discard
+or to place cards (``ranked_moves``: where the joker goes matters most), then
+to the few best discards; ``playout`` plays the rest of the round out
+(``simulate_round``: the rules on the state's lists, by the rollout policy's
+ideas plus taking a joker back, several times faster than the engine) and
+values it by the chance of winning the match once the round is scored
+(``match_chances``): where ``evaluate`` weighs the points at stake, the
+search knows that only the match counts (when the round decides it, only
+going out first does).
 """
 
 from __future__ import annotations
@@ -37,7 +41,14 @@ from engines.ai.policies import one_ply
 from engines.core import Action, Game, Seat, State
 from engines.ducale import melds
 from engines.ducale.melds import JOKER, SUITS
-from engines.ducale.rules import NOT_LAID_DOWN, RAMI_SEC, compact_actions, outcome
+from engines.ducale.rules import (
+    MAX_STOCK_REBUILDS,
+    NOT_LAID_DOWN,
+    RAMI_SEC,
+    compact_actions,
+    outcome,
+    round_scores,
+)
 
 # Needs of a card no partial holds, of a partial, of a partial no unseen card
 # can complete (it is two lone cards in effect).
@@ -213,7 +224,7 @@ def greedy(state: State, seat: Seat, rng: random.Random) -> Action:
     from the stock, averaged over ``DRAW_SAMPLES`` sampled stocks; in the play
     phase, every legal action, kept by ``evaluate``."""
     samples = DRAW_SAMPLES if state["phase"] == "draw" else 1
-    return one_ply(_game(), state, seat, rng, evaluate, samples)
+    return one_ply(_CompactGame(), state, seat, rng, evaluate, samples)
 
 
 def rollout_action(state: State, seat: Seat, rng: random.Random) -> Action:
@@ -261,22 +272,139 @@ def rollout_action(state: State, seat: Seat, rng: random.Random) -> Action:
 
 def search_actions(state: State, seat: Seat) -> list[Action]:
     """What the tree considers. Draw phase: the draw and the
-    ``SEARCH_TAKES`` ways to take the discard that place the most cards.
-    Play phase: while cards can go to the table, the ``SEARCH_PLACINGS``
-    moves that place the most (a bot lays down before it discards); then the
-    ``SEARCH_DISCARDS`` best discards (``ranked_discards``) and one lay-off
-    of a joker."""
-    actions = compact_actions(state, seat)
+    ``SEARCH_TAKES`` best ways to take the discard; play phase: while cards
+    can go to the table, the ``SEARCH_PLACINGS`` best moves placing some (a
+    bot lays down before it discards), both by their value one ply ahead
+    (``ranked_moves``); then the ``SEARCH_DISCARDS`` best discards
+    (``ranked_discards``) and one lay-off of a joker. The listing is skipped
+    where a quick look at the hand shows there is nothing to take or to
+    place."""
     if state["phase"] == "draw":
-        takes = sorted(actions[1:], key=_placed, reverse=True)
-        return [actions[0], *takes[:SEARCH_TAKES]]
-    placing = [action for action in actions if _placed(action) > 0]
-    if placing:
-        placing.sort(key=_placed, reverse=True)
-        return placing[:SEARCH_PLACINGS]
-    jokers = [action for action in actions if action["type"] == "lay_off"][:1]
+        if not _may_take(state, seat):
+            return [{"type": "draw"}]
+        return [{"type": "draw"}, *_best_moves(state, seat, SEARCH_TAKES)]
+    jokers: list[Action] = []
+    if _may_place(state, seat):
+        placing = _best_moves(state, seat, SEARCH_PLACINGS)
+        if placing:
+            return placing
+        actions = compact_actions(state, seat)
+        jokers = [action for action in actions if action["type"] == "lay_off"][:1]
     best = ranked_discards(state, seat)[:SEARCH_DISCARDS]
     return jokers + [{"type": "discard", "card": card} for card in best]
+
+
+def _best_moves(state: State, seat: Seat, count: int) -> list[Action]:
+    """The ``count`` best moves placing cards: where a joker may go to the
+    table, by ``ranked_moves`` (where to put a joker is what matters, and
+    what placing the most cards misses); else those placing the most."""
+    moves = [action for action in compact_actions(state, seat) if _is_placing(action)]
+    if len(moves) <= count:
+        return moves
+    if JOKER in state["hands"][seat] or any(action["type"] == "swap_joker" for action in moves):
+        return ranked_moves(state, seat)[:count]
+    moves.sort(key=_placed, reverse=True)
+    return moves[:count]
+
+
+def _is_placing(action: Action) -> bool:
+    return _placed(action) > 0 or action["type"] == "swap_joker"
+
+
+def ranked_moves(state: State, seat: Seat) -> list[Action]:
+    """``seat``'s moves that put cards on the table (in the draw phase, the
+    ways to take the discard), best first by ``search_value`` (``evaluate``
+    beyond two seats) one ply ahead, as greedy judges them; a move that goes
+    out comes first. Only what the seat sees is read, so the ranking is
+    cached on that."""
+    seen = {
+        key: state[key]
+        for key in (
+            "options",
+            "n_players",
+            "round",
+            "first_player",
+            "turn",
+            "phase",
+            "discard",
+            "table",
+            "next_meld_id",
+            "stock_rebuilds",
+            "laid_down",
+            "totals",
+        )
+    }
+    seen["hands"] = [
+        sorted(hand, key=_order) if s == seat else [JOKER] * len(hand)
+        for s, hand in enumerate(state["hands"])
+    ]
+    return orjson.loads(_ranked_moves(orjson.dumps(seen), seat))
+
+
+@lru_cache(maxsize=4096)
+def _ranked_moves(packed: bytes, seat: Seat) -> bytes:
+    seen = orjson.loads(packed)
+    state: State = {**seen, "rng": 0, "stock": [], "history": []}
+    game = _game()
+    ranked = []
+    for index, action in enumerate(compact_actions(state, seat)):
+        if not _is_placing(action):
+            continue
+        after = orjson.loads(packed)
+        after.update(rng=0, stock=[], history=[])
+        game.apply(after, seat, action)
+        if after["round"] != state["round"] or after["phase"] == "over":
+            value = math.inf
+        elif state["n_players"] == 2:
+            value = search_value(after, seat)
+        else:
+            value = evaluate(after, seat)
+        ranked.append((-value, index, action))
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return orjson.dumps([action for _, _, action in ranked])
+
+
+def _may_take(state: State, seat: Seat) -> bool:
+    """Whether the top discard might go to the table with the hand's cards:
+    a pair of the hand makes a meld of it, or a joker and one card do, or it
+    may join a meld of the table. False means it cannot."""
+    if not state["discard"]:
+        return False
+    top = state["discard"][-1]
+    hand = state["hands"][seat]
+    if top == JOKER or (state["options"]["opening_minimum"] and not state["laid_down"][seat]):
+        return True
+    if any(a in hand and b in hand for a, b in _PARTNERS[top]):
+        return True
+    if JOKER in hand and any((card, top) in _COMPLETING for card in hand if card != JOKER):
+        return True
+    if not state["laid_down"][seat]:
+        return False
+    suit = melds.suit_of(top)
+    return any(
+        (meld["kind"] == "run" and melds.suit_of(melds.slot_card(meld["cards"][0])) == suit)
+        or top in melds.layoff_cards(meld)
+        for meld in state["table"]
+    )
+
+
+def _may_place(state: State, seat: Seat) -> bool:
+    """Whether the hand might put a card on the table: it holds a joker or a
+    meld (every meld holds three cards that make one), or, once laid down,
+    a card that fits the table or replaces a joker there. False means it
+    cannot."""
+    hand = state["hands"][seat]
+    if JOKER in hand or any(a in hand and b in hand for card in hand for a, b in _PARTNERS[card]):
+        return True
+    if not state["laid_down"][seat]:
+        return False
+    for meld in state["table"]:
+        slot = melds.joker_slot(meld)
+        if (slot is not None and slot["as"] in hand) or any(
+            card in hand for card in melds.layoff_cards(meld)
+        ):
+            return True
+    return False
 
 
 def ranked_discards(state: State, seat: Seat) -> list[str]:
@@ -343,20 +471,15 @@ def least_useful_discards(
 
 
 def playout_value(start: State, state: State) -> list[float] | None:
-    """Stop a playout at the end of the round under search (or of the match),
-    or when the searching seat (to act in ``start``) is about to draw again:
-    each seat's chance of winning the match (``search_value``)."""
+    """Values at the end of the round under search (or of the match): each
+    seat's chance of winning the match; None while the round goes on."""
     n = state["n_players"]
     if state["phase"] == "over":
         winners = outcome(state)["winners"]
         return [1.0 / len(winners) if s in winners else 0.0 for s in range(n)]
     if state["round"] != start["round"]:
         return match_chances(state, [float(total) for total in state["totals"]])
-    me = start["turn"]
-    if n != 2 or state["phase"] != "draw" or state["turn"] != me:
-        return None
-    mine = search_value(state, me)
-    return [mine, 1.0 - mine] if me == 0 else [1.0 - mine, mine]
+    return None
 
 
 def search_value(state: State, seat: Seat) -> float:
@@ -391,6 +514,254 @@ def match_chances(state: State, totals: list[float]) -> list[float]:
     weights = [math.exp(-(total - best) / scale) for total in totals]
     total_weight = sum(weights)
     return [weight / total_weight for weight in weights]
+
+
+# -- playouts ----------------------------------------------------------------
+
+
+def playout(start: State, state: State, rng: random.Random) -> list[float]:
+    """The search's playout: the rest of the round by ``simulate_round``
+    (after the openings, by the engine, under ``opening_minimum``), valued by
+    each seat's chance of winning the match once the round is scored."""
+    values = playout_value(start, state)
+    if values is not None:
+        return values
+    if state["options"]["opening_minimum"]:
+        game = _game()
+        while not all(state["laid_down"]) and state["round"] == start["round"]:
+            seat = game.to_act(state)[0]
+            game.apply(state, seat, rollout_action(state, seat, rng))
+            if state["phase"] == "over" or state["round"] != start["round"]:
+                return playout_value(start, state) or []
+    went_out = simulate_round(state, rng)
+    scores = round_scores(state, went_out)
+    totals = [float(total + score) for total, score in zip(state["totals"], scores, strict=True)]
+    return match_chances(state, totals)
+
+
+def simulate_round(state: State, rng: random.Random) -> Seat | None:
+    """Play the rest of the round by the rules, without the engine's checks
+    and events, every seat by the rollout policy's ideas (``_sim_draw``,
+    ``_sim_play``), several times faster than the engine; returns who went
+    out (None: the stock ran out). Mutates ``state``'s hands, stock, discard,
+    table and ``laid_down``, leaving its turn, phase and totals as they were
+    (``round_scores`` then scores the round)."""
+    sim = _Sim(state)
+    seat = state["turn"]
+    if state["phase"] == "draw":
+        _sim_draw(sim, seat, rng)
+    while not _sim_play(sim, seat, rng):
+        seat = (seat + 1) % state["n_players"]
+        if not state["stock"] and (
+            len(state["discard"]) < 2 or state["stock_rebuilds"] >= MAX_STOCK_REBUILDS
+        ):
+            return None
+        _sim_draw(sim, seat, rng)
+    return seat
+
+
+class _Sim:
+    """A round being simulated on a state's own lists, with what can be laid
+    off on the table (``fits``: card -> index of a meld that takes it)."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.hands: list[list[str]] = state["hands"]
+        self.table: list[melds.Meld] = state["table"]
+        self.meld_fits = [melds.layoff_cards(meld) for meld in self.table]
+        self.fits: dict[str, int] = {}
+        self._index_fits()
+        # The card each seat drew last, once its hand has been played here
+        # (and so holds no meld): only that card can make a new one.
+        self.drawn: dict[Seat, str | None] = {}
+
+    def laid(self, seat: Seat) -> bool:
+        return self.state["laid_down"][seat]
+
+    def meld(self, seat: Seat, cards: list[str], joker_as: str | None = None) -> None:
+        """Lay down ``cards`` (already out of the hand) as a new meld."""
+        meld = {"id": self.state["next_meld_id"], "owner": seat}
+        meld.update(melds.build_meld(cards, joker_as))
+        self.state["next_meld_id"] += 1
+        self.state["laid_down"][seat] = True
+        self.table.append(meld)
+        self.meld_fits.append(melds.layoff_cards(meld))
+        self._index_fits()
+
+    def lay_off(self, index: int, card: str, joker_as: str | None = None) -> None:
+        """Lay off ``card`` (already out of the hand) on meld ``index``."""
+        old = self.table[index]
+        meld = {"id": old["id"], "owner": old["owner"]}
+        meld.update(melds.extend_meld(old, [card], joker_as))
+        self.table[index] = meld
+        self.meld_fits[index] = melds.layoff_cards(meld)
+        self._index_fits()
+
+    def draw(self, rng: random.Random) -> str:
+        """The top of the stock, rebuilt from the discard pile when empty."""
+        state = self.state
+        if not state["stock"]:
+            top = state["discard"].pop()
+            rng.shuffle(state["discard"])
+            state["stock"], state["discard"] = state["discard"], [top]
+            state["stock_rebuilds"] += 1
+        return state["stock"].pop()
+
+    def _index_fits(self) -> None:
+        self.fits = {}
+        for index, fits in enumerate(self.meld_fits):
+            for card in fits:
+                self.fits.setdefault(card, index)
+
+
+def _sim_draw(sim: _Sim, seat: Seat, rng: random.Random) -> None:
+    """Take the discard into a meld of three, or lay it off; else draw."""
+    hand = sim.hands[seat]
+    discard = sim.state["discard"]
+    top = discard[-1] if discard else JOKER
+    if seat in sim.drawn:
+        sim.drawn[seat] = None
+    if top != JOKER:
+        for a, b in _PARTNERS[top]:
+            if a in hand and b in hand:
+                hand.remove(a)
+                hand.remove(b)
+                sim.meld(seat, [a, b, discard.pop()])
+                return
+        if sim.laid(seat) and top in sim.fits:
+            sim.lay_off(sim.fits[top], discard.pop())
+            return
+        if _sim_take_with_joker(sim, seat, top):
+            return
+    hand.append(sim.draw(rng))
+    if seat in sim.drawn:
+        sim.drawn[seat] = hand[-1]
+
+
+def _sim_take_with_joker(sim: _Sim, seat: Seat, top: str) -> bool:
+    """Take the discard into a meld with a joker and one card of the hand."""
+    hand = sim.hands[seat]
+    if JOKER not in hand:
+        return False
+    for card in hand:
+        completing = _COMPLETING.get((card, top))
+        if completing:
+            hand.remove(card)
+            hand.remove(JOKER)
+            sim.meld(seat, [card, sim.state["discard"].pop(), JOKER], completing[0])
+            return True
+    return False
+
+
+def _sim_play(sim: _Sim, seat: Seat, rng: random.Random) -> bool:
+    """Lay down every meld, lay off, use a joker, then discard the card least
+    worth keeping; True when the hand is empty (the seat went out)."""
+    hand = sim.hands[seat]
+    _sim_lay_down(sim, seat)
+    while hand and (
+        _sim_lay_off(sim, seat) or _sim_joker(sim, seat) or _sim_swap_joker(sim, seat)
+    ):
+        pass
+    if not hand:
+        return True
+    sim.drawn[seat] = None
+    card = _sim_discard(hand, sim.fits if sim.laid(seat) else {}, rng)
+    hand.remove(card)
+    sim.state["discard"].append(card)
+    return not hand
+
+
+def _sim_lay_down(sim: _Sim, seat: Seat) -> None:
+    """Lay down the melds holding the most cards (``_best_meld_options``)."""
+    hand = sim.hands[seat]
+    if seat in sim.drawn:
+        drawn = sim.drawn[seat]
+        if drawn is None or not any(a in hand and b in hand for a, b in _PARTNERS.get(drawn, ())):
+            return
+    for option in _best_meld_options([card for card in hand if card != JOKER]):
+        for card in option.cards:
+            hand.remove(card)
+        sim.meld(seat, list(option.cards))
+
+
+def _sim_lay_off(sim: _Sim, seat: Seat) -> bool:
+    """Lay off one card of the hand that fits the table, if any."""
+    if not sim.laid(seat):
+        return False
+    hand = sim.hands[seat]
+    for card in hand:
+        if card in sim.fits:
+            hand.remove(card)
+            sim.lay_off(sim.fits[card], card)
+            return True
+    return False
+
+
+def _sim_joker(sim: _Sim, seat: Seat) -> bool:
+    """A joker completes a partial, or is laid off when few cards are left."""
+    hand = sim.hands[seat]
+    if JOKER not in hand:
+        return False
+    with_joker = _joker_meld([card for card in hand if card != JOKER])
+    if with_joker is not None:
+        for card in with_joker["cards"]:
+            hand.remove(card)
+        sim.meld(seat, with_joker["cards"], with_joker["joker_as"])
+        return True
+    if sim.laid(seat) and len(hand) <= 3:
+        for index, meld in enumerate(sim.table):
+            if sim.meld_fits[index] and not melds.has_joker(meld):
+                hand.remove(JOKER)
+                sim.lay_off(index, JOKER, sim.meld_fits[index][0])
+                return True
+    return False
+
+
+def _sim_swap_joker(sim: _Sim, seat: Seat) -> bool:
+    """Take back a joker of the table with the card it stands for, when the
+    hand can put it back at once in a new meld with a partial."""
+    if not sim.laid(seat):
+        return False
+    hand = sim.hands[seat]
+    for index, meld in enumerate(sim.table):
+        slot = melds.joker_slot(meld)
+        if slot is None or slot["as"] not in hand:
+            continue
+        rest = [card for card in hand if card != JOKER]
+        rest.remove(slot["as"])
+        with_joker = _joker_meld(rest)
+        if with_joker is None:
+            continue
+        hand.remove(slot["as"])
+        sim.table[index] = melds.swap_joker(meld, slot["as"])
+        hand.append(JOKER)
+        for card in with_joker["cards"]:
+            hand.remove(card)
+        sim.meld(seat, with_joker["cards"], with_joker["joker_as"])
+        return True
+    return False
+
+
+def _sim_discard(hand: list[str], fits: dict[str, int], rng: random.Random) -> str:
+    """The card least worth keeping by ``keep_score`` (ties at random), the
+    fast way: a card's links never count the card itself."""
+    held = set(hand)
+    jokers = hand.count(JOKER)
+    best: list[str] = []
+    best_score = math.inf
+    for card in held:
+        if card == JOKER:
+            score = 100.0
+        elif card in fits:
+            score = 50.0
+        else:
+            links = sum(weight for other, weight in _LINKS[card] if other in held)
+            score = links - _POINTS[card] / 2 + (0.5 * jokers if links else 0.0)
+        if score < best_score:
+            best, best_score = [card], score
+        elif score == best_score:
+            best.append(card)
+    return best[0] if len(best) == 1 else rng.choice(sorted(best, key=_order))
 
 
 # -- private helpers -------------------------------------------------------
@@ -598,8 +969,20 @@ _COMPLETING = {
     for b in melds.REAL_CARDS
     if (completing := _completing(a, b))
 }
-_LINKS = {card: _links(card) for card in melds.REAL_CARDS}
+_LINKS = {card: tuple(_links(card)) for card in melds.REAL_CARDS}
+_POINTS = {card: melds.card_points(card) for card in melds.CARDS}
 _PARTNERS = _partners_table()
+
+
+class _CompactGame:
+    """The engine object listing ``compact_actions`` as the legal actions:
+    for ``one_ply``, the same positions as the full listing, far fewer moves
+    to try."""
+
+    legal_actions = staticmethod(compact_actions)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(_game(), name)
 
 
 def _game() -> Game:
