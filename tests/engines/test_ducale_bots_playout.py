@@ -1,10 +1,11 @@
-"""Ducale's whole-round playouts: ``simulate_round`` plays by the rules.
+"""Ducale's search: whole-round playouts, the candidates, greedy's listing.
 
-The simulation skips the engine's checks for speed, so these tests check
+``simulate_round`` skips the engine's checks for speed, so these tests check
 what the engine would have: every card is still somewhere, every meld on the
 table is valid and belongs to a seat that has laid down, a seat that never
 laid down still holds its thirteen cards, and the round ends only as the
-rules end it.
+rules end it. The quick looks that spare the search a listing must never
+miss a move, and greedy must choose among the compact listing.
 """
 
 from __future__ import annotations
@@ -187,3 +188,20 @@ def test_ranked_moves_put_the_joker_where_it_helps_most() -> None:
         values.append(bots.search_value(after, 0))
     assert values == sorted(values, reverse=True)
     assert bots.search_actions(state, 0) == ranked[: bots.SEARCH_PLACINGS]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    steps=st.integers(0, 50),
+    opening_minimum=st.sampled_from([0, 51]),
+)
+def test_greedy_chooses_among_the_compact_actions(
+    seed: int, steps: int, opening_minimum: int
+) -> None:
+    """Greedy tries the compact listing (the same positions, far fewer moves)."""
+    state = random_states(seed, 2, steps, {"opening_minimum": opening_minimum})
+    for seat in GAME.to_act(state):
+        action = bots.greedy(state, seat, random.Random(seed))
+        assert action in rules.compact_actions(state, seat)
+        assert action in GAME.legal_actions(state, seat)
