@@ -39,6 +39,7 @@ class GaudiGame:
     search_actions = staticmethod(bots.search_actions)
     rollout_action = staticmethod(bots.rollout_action)
     playout_value = staticmethod(bots.playout_value)
+    playout = staticmethod(bots.playout)
 
 
 GAME = GaudiGame()

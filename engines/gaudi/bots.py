@@ -20,26 +20,39 @@ same in every world the seat cannot tell apart.
 The greedy policy values a placement on the board directly, without
 applying it: the board plus its tiles, the animals it completes (marked as
 the rules would) and the prospects of the result, the next seat to move.
-The search (``engines.ai.mcts``) considers the best few placements by that
-value, plays the turns that follow by the greedy policy, and values the
-position ``HORIZON_TURNS`` turns later; once the pile runs low it plays on
-to the end of the game, whose outcome decides.
+The search (``engines.ai.mcts``) plays greedy's choice until the pile runs
+low (``LATE_PILE``); then it weighs the best few placements by that value
+at its root, and plays every sampled world on to the end of the game
+with a fast simulation of the rules on light data (``Pavement``,
+``simulate``): each seat lays the tile whose hex scores best for it (the
+animals completed, for itself and as denied to the next seat; the sites
+left one hex short, a chance for itself and a risk from the next seat),
+counting what a second tile of its hand would then complete, and adds
+tiles while they complete animals worth it. The outcome decides: half
+for the win, half for the margin (less noisy than the win alone). Below
+the root the tree follows that same fast policy, one placement per seat
+and turn.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from functools import lru_cache
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import NamedTuple
 
 import orjson
 
 from engines.core import Action, Seat, State
-from engines.gaudi.geometry import neighbours, site_hexes, sites_of
+from engines.gaudi.geometry import frontier, neighbours, site_hexes, sites_of
 from engines.gaudi.rules import (
     ANIMALS,
     COLOURS,
     MAX_TILES_PER_TURN,
+    TILE_KINDS,
     legal_actions,
     objective_candidates,
     outcome,
@@ -60,12 +73,12 @@ WAITING_WEIGHT = 0.4  # the same for the seats that move later
 RANK_WEIGHTS = (1.0, 0.7, 0.45, 0.3, 0.2, 0.1)  # prospects, best first; then the last
 HALF_SITE_WEIGHT = 0.08  # a site with one hex paved, per point it could score
 MATCH_WEIGHT = 100.0  # a finished match won (or lost), on top of the point difference
-SEARCH_PLACEMENTS = 6  # placements the search considers at most: the best by the evaluation,
-SEARCH_MARGIN = 0.6  # within this of the best one (the others are not worth the time)
-HORIZON_TURNS = 2  # playouts are valued this many turns after the searched one...
-ENDGAME_PILE = 4  # ...unless the pile held at most this many tiles: then at the end
+LATE_PILE = 24  # the search weighs alternatives once the pile holds at most this many tiles:
+SEARCH_PLACEMENTS = 6  # at most this many placements, the best by the evaluation,
+SEARCH_MARGIN = 1.0  # within this of the best one
+ENDGAME_PILE = 3  # and, when the pile holds at most this many, the best of each size
 VALUE_SCALE = 3.0  # point difference worth about 73% of a win
-MARGIN_SHARE = 0.1  # share of a final value given by the point difference
+MARGIN_SHARE = 0.5  # share of a final value given by the point difference
 
 
 # -- evaluation ------------------------------------------------------------
@@ -233,8 +246,13 @@ def ranked_placements(
 
 
 def search_actions(state: State, seat: Seat) -> list[Action]:
-    """What the search considers: the ``SEARCH_PLACEMENTS`` best placements
-    (ties in a fixed order); every action when nothing fits."""
+    """What the search considers. At the root (the seat and turn whose
+    sample this is, ``observer``, see ``rules.determinize``): the best
+    placements by the evaluation; elsewhere in the tree, the fast policy's
+    placement alone (``play_turn``). Every action when nothing fits."""
+    observer = state.get("observer")
+    if observer is not None and observer != {"seat": seat, "turn": state["turn"]}:
+        return [rollout_action(state, seat, random.Random(state["rng"]))]
     found = _best_placements(_search_key(state, seat))
     if found is None:
         return legal_actions(state, seat)
@@ -242,31 +260,305 @@ def search_actions(state: State, seat: Seat) -> list[Action]:
 
 
 def rollout_action(state: State, seat: Seat, rng: random.Random) -> Action:
-    """Playouts: the best placement by the evaluation (``search_actions``'
-    first); when nothing fits, a random exchange, or the pass."""
-    found = _best_placements(_search_key(state, seat))
-    if found is None:
+    """The fast policy's placement (``play_turn``); when nothing fits, a
+    random exchange, or the pass."""
+    table = pavement(state)
+    if not _fitting(table, table.hands[seat]):
         return rng.choice(legal_actions(state, seat))
-    return orjson.loads(found)[0]
+    laid, _ = lay_tiles(table, seat, rng)
+    return {"type": "place", "tiles": [{"tile": kind, "q": q, "r": r} for (q, r), kind in laid]}
 
 
 def playout_value(start: State, state: State) -> list[float] | None:
-    """Stop a playout ``HORIZON_TURNS`` turns after ``start`` (while the
-    pile is not low) and turn the evaluation into values in [0, 1], reading
-    the sampled world whole (every objective); at the end of the game, the
-    outcome (a share of 1 among the winners) plus a little for the point
-    difference."""
-    if state["finished"]:
-        return _final_values(state)
-    if len(start["pile"]) <= ENDGAME_PILE or state["turn"] < start["turn"] + HORIZON_TURNS:
-        return None
+    """At the end of the game: the outcome (a share of 1 among the winners)
+    and the point difference, half each (``MARGIN_SHARE``); None before."""
+    result = outcome(state)
+    return None if result is None else _final_values(result["scores"])
+
+
+def playout(start: State, state: State, rng: random.Random) -> list[float]:
+    """Play the rest of the game fast (``simulate``) and value its result
+    as ``playout_value`` does. Before the pile is low the root offers the
+    best placement alone, so no playout could change the choice: skipped."""
+    if len(start["pile"]) > LATE_PILE:
+        return [0.5] * state["players"]
+    table = pavement(state)
+    simulate(table, rng)
+    return _final_values(table.points)
+
+
+# -- fast playouts -----------------------------------------------------------
+
+COLOUR_INDEX = {code: i for i, code in enumerate(COLOUR_CODES)}
+# The fast policy of playouts values a hex by the animals a tile there completes, plus:
+DENY_WEIGHT = 0.5  # this share of their worth to the next seat (denied to it);
+EXPOSE_WEIGHT = 0.3  # minus this share of the next seat's worth of a site left one hex short,
+KEEP_WEIGHT = 0.2  # plus this share of that site's worth to the seat itself
+
+Need = tuple[str | None, str | None, str | None]  # per animal, the colour imposed (None: free)
+
+
+class Opening(NamedTuple):
+    """An empty hex next to the table, as the fast policy sees it."""
+
+    fitting: frozenset[str]  # the kinds of tile that fit there
+    completes: tuple[int, ...]  # the animals a tile there completes
+    scores: tuple[float, ...]  # what a tile there is worth to each seat (``_hex_score``)
+    need: Need
+    # The sites left one hex short by a tile there: (animal, colour code, the empty hex).
+    short: tuple[tuple[int, str, Hex], ...]
+
+
+@dataclass
+class Pavement:
+    """A sampled world reduced to what a fast playout needs: the board, its
+    empty neighbours (``openings``), the hands, the pile, every seat's
+    exact objective weights, markers left and points."""
+
+    board: Board
+    openings: dict[Hex, Opening]
+    hands: list[list[str]]
+    pile: list[str]
+    weights: Weights
+    markers: list[int]
+    points: list[float]
+    active: Seat
+    finished: bool = False
+
+
+def pavement(state: State) -> Pavement:
+    """The light copy of a sampled world (read whole: every hand and objective)."""
+    board = _board(state)
     weights = objective_weights(state, None)
-    prospects = prospects_of(_board(state), weights)
-    totals = _totals(prospects, expected_points(state, weights), state["active"])
-    return [
-        _logistic(total - max(t for s, t in enumerate(totals) if s != seat))
-        for seat, total in enumerate(totals)
-    ]
+    return Pavement(
+        board=board,
+        openings={hex_: _opening(board, hex_, weights) for hex_ in frontier(board)},
+        hands=[list(hand) for hand in state["hands"]],
+        pile=list(state["pile"]),
+        weights=weights,
+        markers=list(state["markers"]),
+        points=expected_points(state, weights),
+        active=state["active"],
+        finished=state["finished"],
+    )
+
+
+def simulate(table: Pavement, rng: random.Random) -> None:
+    """Play on to the end of the game by the rules, without the engine's
+    checks and events, each turn by the fast policy of ``play_turn``."""
+    while not table.finished:
+        play_turn(table, rng)
+
+
+def play_turn(table: Pavement, rng: random.Random) -> list[tuple[Hex, str]]:
+    """One turn of the seat to act, by the rules ("il faut obligatoirement
+    placer une dalle"; else exchange while the pile holds a tile that fits;
+    else pass), then the refill and the end checks. Returns the tiles laid."""
+    seat = table.active
+    hand = table.hands[seat]
+    if not _fitting(table, hand):
+        if not _fitting(table, table.pile):
+            _end_turn(table)
+            return []
+        while not _fitting(table, hand):
+            _exchange_at_random(table, hand, rng)
+    laid, completed = lay_tiles(table, seat, rng)
+    _mark_completed(table, seat, completed)
+    while len(hand) < HAND_SIZE and table.pile:
+        hand.append(table.pile.pop())
+    _end_turn(table)
+    return laid
+
+
+def lay_tiles(
+    table: Pavement, seat: Seat, rng: random.Random
+) -> tuple[list[tuple[Hex, str]], list[Site]]:
+    """The fast policy's placement, laid (some tile of the hand must fit):
+    the best hex by ``_hex_score`` for a tile of the hand, then up to two
+    more touching the turn's tiles while each completes an animal and is
+    worth it. The rules hold: two tiles complete an animal, three complete
+    two, and three are never mutually adjacent. Returns the tiles laid and
+    the animals completed."""
+    hand = table.hands[seat]
+    laid: list[tuple[Hex, str]] = []
+    completed: list[Site] = []
+    while len(laid) < MAX_TILES_PER_TURN and hand:
+        kinds = set(hand)
+        best, best_kinds = None, kinds
+        best_score = -math.inf if not laid else 0.0
+        ties = 0
+        for hex_ in _next_hexes(table, laid):
+            opening = table.openings[hex_]
+            if opening.fitting.isdisjoint(kinds):
+                continue
+            if laid and len(completed) + len(opening.completes) < len(laid):
+                continue
+            score = opening.scores[seat]
+            choice = kinds & opening.fitting
+            if not laid:
+                score, choice = _with_follow_up(table, seat, opening, hand, choice, score)
+            if score > best_score:
+                best, best_kinds, best_score, ties = hex_, choice, score, 1
+            elif score == best_score and best is not None:
+                ties += 1
+                if rng.randrange(ties) == 0:
+                    best, best_kinds = hex_, choice
+        if best is None:
+            break
+        kind = rng.choice(sorted(best_kinds))
+        completed += _lay(table, best, kind)
+        hand.remove(kind)
+        laid.append((best, kind))
+    return laid, completed
+
+
+def _with_follow_up(
+    table: Pavement, seat: Seat, opening: Opening, hand: list[str], kinds: set[str], score: float
+) -> tuple[float, set[str]]:
+    """A first tile's score with what a second tile could add, and the
+    kinds worth laying first: a site the first leaves one hex short is
+    completed by a tile of the rest of the hand fitting the empty hex."""
+    if not opening.short:
+        return score, kinds
+    best, chosen = score, kinds
+    whole = set(hand)
+    for kind in kinds:
+        rest = whole if hand.count(kind) > 1 else whole - {kind}
+        value = score + _follow_up(table, seat, opening, rest)
+        if value > best:
+            best, chosen = value, {kind}
+    return best, chosen
+
+
+def _follow_up(table: Pavement, seat: Seat, opening: Opening, kinds: set[str]) -> float:
+    """The best a tile of ``kinds`` could add by completing a site that a
+    tile on ``opening`` leaves one hex short (0 if none can): the empty
+    hex's score, with the site completed rather than left short on both."""
+    mine = table.weights[seat]
+    theirs = table.weights[(seat + 1) % len(table.weights)]
+    best = 0.0
+    for animal, colour, empty in opening.short:
+        second = table.openings.get(empty)
+        if second is None:
+            continue
+        need = list(second.need)
+        need[animal] = colour
+        if _kinds_fitting(need[0], need[1], need[2]).isdisjoint(kinds):
+            continue
+        m, t = mine[animal][COLOUR_INDEX[colour]], theirs[animal][COLOUR_INDEX[colour]]
+        short = KEEP_WEIGHT * m - EXPOSE_WEIGHT * t
+        best = max(best, second.scores[seat] + m + DENY_WEIGHT * t - 2 * short)
+    return best
+
+
+def _next_hexes(table: Pavement, laid: list[tuple[Hex, str]]) -> Iterable[Hex]:
+    """Where the next tile of the turn may go: anywhere next to the table
+    first, then touching the turn's tiles but never both of two."""
+    if not laid:
+        return table.openings
+    hexes = [h for h, _ in laid]
+    around = {n for h in hexes for n in neighbours(h) if n in table.openings}
+    if len(hexes) == 2:
+        around = {n for n in around if not all(n in neighbours(h) for h in hexes)}
+    return sorted(around)
+
+
+def _opening(board: Board, hex_: Hex, weights: Weights) -> Opening:
+    """What the empty ``hex_`` offers (see ``Opening``)."""
+    q, r = hex_
+    need: list[str | None] = [None, None, None]
+    sites = []
+    short = []
+    for animal, (aq, ar), (bq, br) in PARTNERS[(q - r) % 3]:
+        first, second = (q + aq, r + ar), (q + bq, r + br)
+        paved = [h for h in (first, second) if h in board]
+        if not paved:
+            continue
+        colour = board[paved[0]][animal]
+        need[animal] = colour
+        sites.append((animal, COLOUR_INDEX[colour], len(paved)))
+        if len(paved) == 1:
+            short.append((animal, colour, second if paved[0] == first else first))
+    n = len(weights)
+    return Opening(
+        fitting=_kinds_fitting(need[0], need[1], need[2]),
+        completes=tuple(animal for animal, _, count in sites if count == 2),
+        scores=tuple(_hex_score(sites, weights[s], weights[(s + 1) % n]) for s in range(n)),
+        need=(need[0], need[1], need[2]),
+        short=tuple(short),
+    )
+
+
+def _hex_score(
+    sites: list[tuple[int, int, int]], mine: list[list[float]], theirs: list[list[float]]
+) -> float:
+    """What a tile on an open hex is worth to a seat, given the (animal,
+    colour, paved hexes) of its sites that hold tiles: the animals it
+    completes, for itself and as denied to the next seat; the sites it
+    leaves one hex from completion, as a risk (the next seat may complete
+    them) and a chance (the seat itself may)."""
+    score = 0.0
+    for animal, colour, paved in sites:
+        if paved == 2:
+            score += mine[animal][colour] + DENY_WEIGHT * theirs[animal][colour]
+        else:
+            score += KEEP_WEIGHT * mine[animal][colour] - EXPOSE_WEIGHT * theirs[animal][colour]
+    return score
+
+
+@cache
+def _kinds_fitting(first: str | None, second: str | None, third: str | None) -> frozenset[str]:
+    """The kinds of tile whose thirds match the colours imposed (None: free)."""
+    return frozenset(
+        kind
+        for kind in TILE_KINDS
+        if first in (None, kind[0]) and second in (None, kind[1]) and third in (None, kind[2])
+    )
+
+
+def _fitting(table: Pavement, tiles: list[str]) -> bool:
+    """Whether one of ``tiles`` fits on some hex next to the table."""
+    kinds = set(tiles)
+    return any(not opening.fitting.isdisjoint(kinds) for opening in table.openings.values())
+
+
+def _lay(table: Pavement, hex_: Hex, kind: str) -> list[Site]:
+    """Put ``kind`` on ``hex_``; the animals it completes."""
+    done = table.openings.pop(hex_).completes
+    table.board[hex_] = kind
+    for other in neighbours(hex_):
+        if other not in table.board:
+            table.openings[other] = _opening(table.board, other, table.weights)
+    return [(animal, COLOUR_INDEX[kind[animal]]) for animal in done]
+
+
+def _mark_completed(table: Pavement, seat: Seat, completed: list[Site]) -> None:
+    """The seat's markers on the animals matching its cards, 2-point ones
+    first when markers run short (as ``rules._mark``)."""
+    worth = table.weights[seat]
+    worths = sorted((worth[a][c] for a, c in completed if worth[a][c]), reverse=True)
+    table.points[seat] += sum(worths[: table.markers[seat]])
+    table.markers[seat] = max(0, table.markers[seat] - len(worths))
+
+
+def _exchange_at_random(table: Pavement, hand: list[str], rng: random.Random) -> None:
+    """Return a tile into the pile, shuffled in, and draw: the tile drawn is
+    any of the pile's or the returned one, equally likely."""
+    i = rng.randrange(len(hand))
+    j = rng.randrange(len(table.pile) + 1)
+    if j < len(table.pile):
+        hand[i], table.pile[j] = table.pile[j], hand[i]
+
+
+def _end_turn(table: Pavement) -> None:
+    """The game ends when a hand and the pile are empty, or when no tile in
+    play fits anywhere; otherwise the next seat plays."""
+    in_play = [tile for hand in table.hands for tile in hand] + table.pile
+    emptied = not table.pile and any(not hand for hand in table.hands)
+    if emptied or not _fitting(table, in_play):
+        table.finished = True
+    else:
+        table.active = (table.active + 1) % len(table.hands)
 
 
 # -- private helpers -------------------------------------------------------
@@ -388,7 +680,10 @@ def _best_placements(key: bytes) -> bytes | None:
     actions = legal_actions(state, seat)
     if not actions or actions[0]["type"] != "place":
         return None
-    ranked = ranked_placements(state, seat, actions, random.Random(0))
+    # Ties are broken by a generator seeded from the key: the same in every world.
+    ranked = ranked_placements(state, seat, actions, random.Random(zlib.crc32(key)))
+    if state["pile_size"] > LATE_PILE:
+        return orjson.dumps([ranked[0][1]])
     best = ranked[0][0]
     chosen = [
         action for value, action in ranked[:SEARCH_PLACEMENTS] if value >= best - SEARCH_MARGIN
@@ -437,10 +732,10 @@ def _final_value(state: State, seat: Seat) -> float:
     return -MATCH_WEIGHT + margin
 
 
-def _final_values(state: State) -> list[float]:
-    result = outcome(state)
-    assert result is not None
-    scores, winners = result["scores"], result["winners"]
+def _final_values(scores: list[float]) -> list[float]:
+    """Per seat: its share of the win, and a little for its margin."""
+    best = max(scores)
+    winners = [seat for seat, score in enumerate(scores) if score == best]
     values = []
     for seat, score in enumerate(scores):
         margin = score - max(p for s, p in enumerate(scores) if s != seat)

@@ -271,7 +271,9 @@ def determinize(state: State, seat: Seat | None, rng: random.Random) -> State:
     (``objective_candidates``). What the seat's own legal actions tell is
     kept: when none of its tiles fits, the pile holds a placeable tile
     exactly when the real one does (exchange or pass), and an unfinished
-    game is never left blocked. The generator of later draws is reseeded;
+    game is never left blocked. The generator of later draws is reseeded,
+    and the new state records whose sample it is (``observer``: the seat
+    and the turn; the bots' search weighs alternatives there only);
     ``state`` is left untouched.
     """
     new: State = orjson.loads(orjson.dumps(state))
@@ -307,6 +309,7 @@ def determinize(state: State, seat: Seat | None, rng: random.Random) -> State:
         else:
             new["hands"][s][i] = tile
     new["rng"] = rng.getrandbits(63)
+    new["observer"] = {"seat": seat, "turn": new["turn"]}
     return new
 
 
@@ -907,4 +910,6 @@ def state_from_view(seen: dict[str, Any], seat: Seat | None, rng: random.Random)
         "hands": hands,
         "objectives": [dict(p["objectives"] or unknown) for p in players],
     }
-    return determinize(skeleton, seat, rng)
+    state = determinize(skeleton, seat, rng)
+    del state["observer"]  # the shape of a real state, not of a search's sample
+    return state

@@ -300,7 +300,9 @@ def test_ranked_placements_are_every_placement_best_first() -> None:
 
 
 def test_search_actions_are_the_best_legal_placements() -> None:
-    state = played(seed=20, steps=14)
+    """Once the pile is low: a few placements, the best by the evaluation first."""
+    state = played(seed=20, steps=48)
+    assert len(state["pile"]) <= bots.LATE_PILE
     seat = state["active"]
     candidates = bots.search_actions(state, seat)
     legal = GAME.legal_actions(state, seat)
@@ -311,31 +313,52 @@ def test_search_actions_are_the_best_legal_placements() -> None:
     assert first == pytest.approx(best)
 
 
+def placed(action: dict) -> list[tuple[int, int, str]]:
+    """A placement's tiles, whatever their order."""
+    return sorted((t["q"], t["r"], t["tile"]) for t in action["tiles"])
+
+
 @pytest.mark.parametrize("n", [2, 4])
 def test_the_rollout_policy_plays_legal_moves_to_the_end(n: int) -> None:
     state = new(n, seed=21, **SHORT)
     rng = random.Random(1)
     while seats := GAME.to_act(state):
         action = bots.rollout_action(state, seats[0], rng)
-        assert action in GAME.legal_actions(state, seats[0])
+        legal = GAME.legal_actions(state, seats[0])
+        if action["type"] == "place":
+            assert placed(action) in [placed(a) for a in legal if a["type"] == "place"]
+        else:
+            assert action in legal
         GAME.apply(state, seats[0], action)
     assert GAME.outcome(state) is not None
 
 
-def test_playouts_stop_after_the_horizon_unless_the_pile_is_low() -> None:
-    start = played(seed=22, steps=8)
-    assert bots.playout_value(start, start) is None
-    state = clone(start)
-    rng = random.Random(2)
-    for _ in range(bots.HORIZON_TURNS):
-        assert bots.playout_value(start, state) is None
-        seat = GAME.to_act(state)[0]
-        GAME.apply(state, seat, bots.rollout_action(state, seat, rng))
-    values = bots.playout_value(start, state)
-    assert values is not None and sum(values) == pytest.approx(1.0)
-    low = clone(start)
-    low["pile"] = low["pile"][: bots.ENDGAME_PILE]
-    assert bots.playout_value(low, state) is None
+def test_the_search_weighs_alternatives_at_its_root_only() -> None:
+    """In the seat's own sample at the turn searched: the best placements;
+    deeper (another seat, a later turn): the fast policy's one placement."""
+    state = played(seed=23, steps=14)
+    seat = state["active"]
+    world = GAME.determinize(state, seat, random.Random(4))
+    assert bots.search_actions(world, seat) == bots.search_actions(state, seat)
+    GAME.apply(world, seat, bots.search_actions(world, seat)[0])
+    other = world["active"]
+    (reply,) = bots.search_actions(world, other)
+    assert reply == bots.rollout_action(world, other, random.Random(world["rng"]))
+
+
+def test_a_playout_plays_to_the_end_once_the_pile_is_low() -> None:
+    """Late, a playout's values are a game's end: one seat's share of a win
+    (or a shared one) plus a margin term; earlier, when the root offers one
+    placement only, no playout is played."""
+    late = played(seed=22, steps=48)
+    assert len(late["pile"]) <= bots.LATE_PILE and not late["finished"]
+    assert bots.playout_value(late, late) is None
+    values = bots.playout(late, clone(late), random.Random(2))
+    assert len(values) == 2 and all(0 <= v <= 1 for v in values)
+    assert sum(values) == pytest.approx(1.0)
+    early = played(seed=22, steps=4)
+    assert len(bots.search_actions(early, early["active"])) == 1
+    assert bots.playout(early, clone(early), random.Random(2)) == [0.5, 0.5]
 
 
 def test_mcts_beats_random_in_short_games() -> None:
