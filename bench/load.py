@@ -67,15 +67,21 @@ PLAYERS = 2  # every game takes two; the costs below use each game's largest cou
 OPTIONS: dict[str, dict[str, Any]] = {"ducale": {"target_score": 100}}
 PHASES = ("play", "action", "view", "rmw", "get", "half")
 LIMITS_PREFIX = PREFIX.encode()
+REQUESTS_PER_CONNECTION = 100
 TARGETS = {"action_vs_rmw": 0.7, "view_vs_get": 0.8, "action_p99_ms_at_half_load": 25.0}
 
 
 # -- a small HTTP/1.1 client: keep-alive, Content-Length bodies only -------------
 class Http:
-    """One keep-alive connection; ``request`` returns (status, body).
+    """One keep-alive connection at a time; ``request`` returns (status, body).
 
-    The load generator shares two cores with the server, so it parses no
-    more of a response than it needs.
+    A connection stays with the gunicorn worker that accepted it, and which
+    worker accepts is up to the kernel: 32 connections opened at once may
+    all land on one worker, halving the throughput of a run. So a client
+    opens a new connection every ``REQUESTS_PER_CONNECTION`` requests, as
+    a population of real clients would, and the load spreads over the
+    workers. The load generator shares two cores with the server, so it
+    parses no more of a response than it needs.
     """
 
     def __init__(self, port: int) -> None:
@@ -83,13 +89,16 @@ class Http:
         self.host_header = f"Host: {HOST}:{port}\r\n".encode()
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
+        self.used = 0
 
     async def request(
         self, method: bytes, path: str, body: bytes = b"", headers: bytes = b""
     ) -> tuple[int, bytes]:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(HOST, self.port)
+            self.used = 0
         assert self.reader is not None
+        self.used += 1
         head = b"%s %s HTTP/1.1\r\n%s%s" % (method, path.encode(), self.host_header, headers)
         if body:
             head += b"Content-Type: application/json\r\nContent-Length: %d\r\n" % len(body)
@@ -110,7 +119,7 @@ class Http:
         except BaseException:
             self.close()
             raise
-        if close:
+        if close or self.used >= REQUESTS_PER_CONNECTION:
             self.close()
         return status, data
 
