@@ -11,7 +11,6 @@ import random
 from collections import Counter
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +20,13 @@ from engines.core import Seat, State
 from engines.ducale import GAME, melds
 from engines.ducale.melds import JOKER
 from tests.engines import conformance
+from tests.engines.rebuilding import (
+    assert_same_legal_actions,
+    assert_same_view,
+    rebuilt,
+    seats,
+    wire_view,
+)
 
 FULL_DECK = Counter({**{card: 2 for card in melds.REAL_CARDS}, JOKER: 4})
 
@@ -66,21 +72,6 @@ STATES = st.builds(
 )
 
 
-def seats(state: State) -> list[Seat | None]:
-    return [None, *range(state["n_players"])]
-
-
-def wire_view(state: State, seat: Seat | None) -> dict[str, Any]:
-    """The view as the bot client gets it, through JSON."""
-    return orjson.loads(orjson.dumps(GAME.view(state, seat)))
-
-
-def rebuilt(state: State, seat: Seat | None, rng: random.Random) -> State:
-    again = GAME.state_from_view(wire_view(state, seat), seat, rng)
-    assert orjson.loads(orjson.dumps(again)) == again, "a plain JSON state"
-    return again
-
-
 def all_cards(state: State) -> Counter[str]:
     cards = [*state["stock"], *state["discard"]]
     cards += [card for hand in state["hands"] for card in hand]
@@ -94,28 +85,21 @@ def all_cards(state: State) -> Counter[str]:
 @settings(max_examples=60, deadline=None)
 @given(STATES, st.integers(0, 2**32))
 def test_the_rebuilt_state_gives_back_the_same_view(state, seed) -> None:
-    rng = random.Random(seed)
-    for seat in seats(state):
-        seen = wire_view(state, seat)
-        assert GAME.view(GAME.state_from_view(seen, seat, rng), seat) == seen
+    assert_same_view(GAME, state, state["n_players"], random.Random(seed))
 
 
 @settings(max_examples=40, deadline=None)
 @given(STATES, st.integers(0, 2**32))
 def test_the_rebuilt_state_gives_the_same_legal_actions(state, seed) -> None:
-    rng = random.Random(seed)
-    for seat in range(state["n_players"]):
-        again = rebuilt(state, seat, rng)
-        assert GAME.to_act(again) == GAME.to_act(state)
-        assert GAME.legal_actions(again, seat) == GAME.legal_actions(state, seat)
+    assert_same_legal_actions(GAME, state, state["n_players"], random.Random(seed))
 
 
 @settings(max_examples=20, deadline=None)
 @given(STATES, st.integers(0, 2**32))
 def test_the_rebuilt_state_holds_the_whole_deck_and_plays_on(state, seed) -> None:
     rng = random.Random(seed)
-    for seat in seats(state):
-        again = rebuilt(state, seat, rng)
+    for seat in seats(state["n_players"]):
+        again = rebuilt(GAME, state, seat, rng)
         assert all_cards(again) == FULL_DECK, "the 108 cards are conserved"
         assert sorted(again) == sorted(state), "the shape setup makes"
         assert again["table"] == state["table"], "melds as the state keeps them"
@@ -128,7 +112,7 @@ def test_the_rebuilt_state_holds_the_whole_deck_and_plays_on(state, seed) -> Non
 
 def test_the_hidden_cards_are_sampled_from_the_rng() -> None:
     state = ducale_state(5, 3, {}, 20)
-    seen = wire_view(state, 0)
+    seen = wire_view(GAME, state, 0)
     first = GAME.state_from_view(seen, 0, random.Random(1))
     assert GAME.state_from_view(seen, 0, random.Random(1)) == first, "a function of the rng"
     others = [GAME.state_from_view(seen, 0, random.Random(k)) for k in range(2, 6)]
@@ -138,7 +122,7 @@ def test_the_hidden_cards_are_sampled_from_the_rng() -> None:
 
 def test_the_seats_own_hand_is_kept_and_the_others_resampled() -> None:
     state = ducale_state(11, 3, {}, 25)
-    again = GAME.state_from_view(wire_view(state, 1), 1, random.Random(4))
+    again = GAME.state_from_view(wire_view(GAME, state, 1), 1, random.Random(4))
     assert sorted(again["hands"][1]) == sorted(state["hands"][1])
     assert [len(hand) for hand in again["hands"]] == [len(hand) for hand in state["hands"]]
     assert len(again["stock"]) == len(state["stock"])
@@ -153,17 +137,17 @@ def test_a_run_keeps_its_place_on_the_ladder() -> None:
         next(cards for cards in [state["stock"], *state["hands"]] if card in cards).remove(card)
     state["table"] = [{"id": 0, "owner": 0, **low}, {"id": 1, "owner": 1, **high}]
     state["next_meld_id"] = 2
-    again = rebuilt(state, 1, random.Random(0))
+    again = rebuilt(GAME, state, 1, random.Random(0))
     assert again["table"] == state["table"]
     assert [meld["start"] for meld in again["table"]] == [1, 12]
 
 
 def test_a_view_that_shows_too_many_cards_is_refused() -> None:
-    seen = wire_view(ducale_state(2, 2, {}, 10), 0)
+    seen = wire_view(GAME, ducale_state(2, 2, {}, 10), 0)
     seen["players"][1]["hand_size"] += 1
     with pytest.raises(ValueError):
         GAME.state_from_view(seen, 0, random.Random(0))
-    seen = wire_view(ducale_state(2, 2, {}, 10), 0)
+    seen = wire_view(GAME, ducale_state(2, 2, {}, 10), 0)
     seen["discard"] += [JOKER] * 5
     with pytest.raises(ValueError):
         GAME.state_from_view(seen, 0, random.Random(0))
@@ -174,6 +158,6 @@ def test_mcts_searches_the_rebuilt_state_and_plays_a_legal_action(n: int, steps:
     state = ducale_state(9, n, {"target_score": 1}, steps)
     rng = random.Random(9)
     seat = GAME.to_act(state)[0]
-    again = rebuilt(state, seat, rng)
+    again = rebuilt(GAME, state, seat, rng)
     action = choose_action(GAME, again, seat, "mcts", rng, budget_s=5.0, iterations=30)
     assert action in GAME.legal_actions(state, seat)

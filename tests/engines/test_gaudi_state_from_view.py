@@ -21,6 +21,13 @@ from engines.core import Seat, State
 from engines.gaudi import GAME, rules
 from engines.gaudi.geometry import neighbours
 from tests.engines import conformance
+from tests.engines.rebuilding import (
+    assert_same_legal_actions,
+    assert_same_view,
+    rebuilt,
+    seats,
+    wire_view,
+)
 
 FULL_LIST_SHARE = 0.05  # steps drawn from the whole legal list: 2 or 3 tiles, exchanges
 OPTIONS = st.sampled_from(
@@ -82,21 +89,6 @@ STATES = st.builds(
 )
 
 
-def seats(state: State) -> list[Seat | None]:
-    return [None, *range(state["players"])]
-
-
-def wire_view(state: State, seat: Seat | None) -> dict[str, Any]:
-    """The view as the bot client gets it, through JSON."""
-    return orjson.loads(orjson.dumps(GAME.view(state, seat)))
-
-
-def rebuilt(state: State, seat: Seat | None, rng: random.Random) -> State:
-    again = GAME.state_from_view(wire_view(state, seat), seat, rng)
-    assert orjson.loads(orjson.dumps(again)) == again, "a plain JSON state"
-    return again
-
-
 def tiles_in_play(state: State) -> Counter[str]:
     return Counter(
         [placed["tile"] for placed in state["board"]]
@@ -111,28 +103,21 @@ def tiles_in_play(state: State) -> Counter[str]:
 @settings(max_examples=100, deadline=None)
 @given(STATES, st.integers(0, 2**32))
 def test_the_rebuilt_state_gives_back_the_same_view(state, seed) -> None:
-    rng = random.Random(seed)
-    for seat in seats(state):
-        seen = wire_view(state, seat)
-        assert GAME.view(GAME.state_from_view(seen, seat, rng), seat) == seen
+    assert_same_view(GAME, state, state["players"], random.Random(seed))
 
 
 @settings(max_examples=80, deadline=None)
 @given(STATES, st.integers(0, 2**32))
 def test_the_rebuilt_state_gives_the_same_legal_actions(state, seed) -> None:
-    rng = random.Random(seed)
-    for seat in range(state["players"]):
-        again = rebuilt(state, seat, rng)
-        assert GAME.to_act(again) == GAME.to_act(state)
-        assert GAME.legal_actions(again, seat) == GAME.legal_actions(state, seat)
+    assert_same_legal_actions(GAME, state, state["players"], random.Random(seed))
 
 
 @settings(max_examples=30, deadline=None)
 @given(STATES, st.integers(0, 2**32))
 def test_the_rebuilt_state_holds_the_box_and_plays_to_the_end(state, seed) -> None:
     rng = random.Random(seed)
-    for seat in seats(state):
-        again = rebuilt(state, seat, rng)
+    for seat in seats(state["players"]):
+        again = rebuilt(GAME, state, seat, rng)
         assert tiles_in_play(again) - Counter(rules.BOX) == Counter(), "never above the box"
         if not state["short_game"]:
             assert tiles_in_play(again) == Counter(rules.BOX), "every tile of the box"
@@ -183,11 +168,13 @@ STUCK = stuck_states()
 def test_pile_fits_is_what_the_legal_actions_say_and_is_kept(state) -> None:
     [seat] = GAME.to_act(state)
     actions = GAME.legal_actions(state, seat)
-    seen = wire_view(state, seat)
+    seen = wire_view(GAME, state, seat)
     assert seen["pile_fits"] == (actions[0]["type"] == "exchange")
-    for other in seats(state):
+    for other in seats(state["players"]):
         if other != seat:
-            assert wire_view(state, other)["pile_fits"] is None, "only the seat to play knows"
+            assert wire_view(GAME, state, other)["pile_fits"] is None, (
+                "only the seat to play knows"
+            )
     for k in range(5):
         again = GAME.state_from_view(seen, seat, random.Random(k))
         assert GAME.legal_actions(again, seat) == actions
@@ -198,7 +185,7 @@ def test_pile_fits_is_what_the_legal_actions_say_and_is_kept(state) -> None:
 
 def test_the_hidden_tiles_and_objectives_are_sampled_from_the_rng() -> None:
     state = gaudi_state(5, 3, {}, 12)
-    seen = wire_view(state, 0)
+    seen = wire_view(GAME, state, 0)
     first = GAME.state_from_view(seen, 0, random.Random(1))
     assert GAME.state_from_view(seen, 0, random.Random(1)) == first, "a function of the rng"
     others = [GAME.state_from_view(seen, 0, random.Random(k)) for k in range(2, 6)]
@@ -211,11 +198,11 @@ def test_the_hidden_tiles_and_objectives_are_sampled_from_the_rng() -> None:
 
 
 def test_a_view_that_shows_too_many_tiles_is_refused() -> None:
-    seen = wire_view(gaudi_state(2, 2, {}, 10), 0)
+    seen = wire_view(GAME, gaudi_state(2, 2, {}, 10), 0)
     seen["pile_size"] += 1
     with pytest.raises(ValueError):
         GAME.state_from_view(seen, 0, random.Random(0))
-    seen = wire_view(gaudi_state(2, 2, {}, 10), 1)
+    seen = wire_view(GAME, gaudi_state(2, 2, {}, 10), 1)
     seen["hand"] = ["OOO"] * 5
     with pytest.raises(ValueError):
         GAME.state_from_view(seen, 1, random.Random(0))
@@ -229,6 +216,6 @@ def test_a_view_that_shows_too_many_tiles_is_refused() -> None:
 def test_mcts_searches_the_rebuilt_state_and_plays_a_legal_action(state) -> None:
     rng = random.Random(9)
     seat = GAME.to_act(state)[0]
-    again = rebuilt(state, seat, rng)
+    again = rebuilt(GAME, state, seat, rng)
     action = choose_action(GAME, again, seat, "mcts", rng, budget_s=5.0, iterations=20)
     assert action in GAME.legal_actions(state, seat)

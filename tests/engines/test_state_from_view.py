@@ -11,7 +11,6 @@ import random
 from collections import Counter
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +20,13 @@ from engines.core import Game, Seat, State
 from engines.dekal import GAME as DEKAL
 from engines.pacal import GAME as PACAL
 from engines.pacal.rules import fitting_slots
+from tests.engines.rebuilding import (
+    assert_same_legal_actions,
+    assert_same_view,
+    rebuilt,
+    seats,
+    wire_view,
+)
 
 # --- Random reachable states ----------------------------------------------
 
@@ -89,21 +95,6 @@ STATES = st.one_of(
 )
 
 
-def seats(state: State) -> list[Seat | None]:
-    return [None, *range(state["n_players"])]
-
-
-def wire_view(game: Game, state: State, seat: Seat | None) -> dict[str, Any]:
-    """The view as the bot client gets it, through JSON."""
-    return orjson.loads(orjson.dumps(game.view(state, seat)))
-
-
-def rebuilt(game: Game, state: State, seat: Seat | None, rng: random.Random) -> State:
-    rebuilt = game.state_from_view(wire_view(game, state, seat), seat, rng)
-    assert orjson.loads(orjson.dumps(rebuilt)) == rebuilt, "a plain JSON state"
-    return rebuilt
-
-
 def deck(game: Game, state: State) -> Counter[int]:
     """Every card of the current deal, wherever it is."""
     if game is DEKAL:
@@ -131,21 +122,14 @@ def deck(game: Game, state: State) -> Counter[int]:
 @given(STATES, st.integers(0, 2**32))
 def test_the_rebuilt_state_gives_back_the_same_view(game_state, seed) -> None:
     game, state = game_state
-    rng = random.Random(seed)
-    for seat in seats(state):
-        seen = wire_view(game, state, seat)
-        assert game.view(game.state_from_view(seen, seat, rng), seat) == seen
+    assert_same_view(game, state, state["n_players"], random.Random(seed))
 
 
 @settings(max_examples=40, deadline=None)
 @given(STATES, st.integers(0, 2**32))
 def test_the_rebuilt_state_gives_the_same_legal_actions(game_state, seed) -> None:
     game, state = game_state
-    rng = random.Random(seed)
-    for seat in range(state["n_players"]):
-        again = rebuilt(game, state, seat, rng)
-        assert game.to_act(again) == game.to_act(state)
-        assert game.legal_actions(again, seat) == game.legal_actions(state, seat)
+    assert_same_legal_actions(game, state, state["n_players"], random.Random(seed))
 
 
 @settings(max_examples=25, deadline=None)
@@ -153,7 +137,7 @@ def test_the_rebuilt_state_gives_the_same_legal_actions(game_state, seed) -> Non
 def test_the_rebuilt_state_holds_the_whole_deck_and_plays_to_the_end(game_state, seed) -> None:
     game, state = game_state
     rng = random.Random(seed)
-    for seat in seats(state):
+    for seat in seats(state["n_players"]):
         again = rebuilt(game, state, seat, rng)
         assert deck(game, again) == deck(game, state), "hidden cards conserved"
         assert sorted(again) == sorted(state), "the shape setup makes"
