@@ -161,8 +161,12 @@ def register_error_handlers(app: Flask) -> None:
             )
         )
 
+    # orjson.JSONEncodeError is TypeError itself: only orjson's complaint
+    # about text is the client's fault; any other TypeError is a bug (500).
     @app.errorhandler(orjson.JSONEncodeError)
-    def _not_unicode(error: orjson.JSONEncodeError) -> Response:
+    def _not_unicode(error: TypeError) -> Response:
+        if "not valid UTF-8" not in str(error):
+            return _unexpected(error)
         # e.g. a lone surrogate that a lenient JSON parser let through
         return problem_response(
             Problem(400, "invalid_request", "the body holds text that is not valid Unicode")

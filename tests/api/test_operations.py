@@ -175,3 +175,25 @@ def test_cors_preflight_for_allowed_origins_only(redis_url):
         assert "Access-Control-Allow-Origin" not in stranger.headers
     finally:
         server.stop()
+
+
+def test_a_bug_is_a_logged_500_not_a_client_error(redis_url, caplog):
+    """orjson's encode error is TypeError itself: only its complaint about
+    text (a lone surrogate) is a 400; any other TypeError is the server's."""
+    from service.app import create_app
+
+    app = create_app({"REDIS_URL": redis_url, "RATELIMIT_ENABLED": False})
+
+    @app.get("/broken/<kind>")
+    def broken(kind: str) -> bytes:
+        if kind == "text":
+            return orjson.dumps("Ada\ud800")
+        return len(None)  # a TypeError of our own
+
+    http = app.test_client()
+    with caplog.at_level(logging.ERROR):
+        bug = http.get("/broken/bug")
+    assert bug.status_code == 500 and bug.get_json()["code"] == "internal_error"
+    assert "unexpected error" in caplog.text
+    text = http.get("/broken/text")
+    assert text.status_code == 400 and text.get_json()["code"] == "invalid_request"
