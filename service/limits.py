@@ -36,6 +36,18 @@ log = logging.getLogger(__name__)
 EXEMPT_PATHS = {"/healthz", "/readyz", "/metrics"}
 PREFIX = "ludotheque:rl"
 
+# KEYS: a counter. ARGV: its window in seconds. The count, expiring with its
+# window: one command, and no counter is ever left without an expiry. EVAL
+# rather than EVALSHA: redis-py checks a registered script's existence (one
+# more round trip) on every pipeline that runs it; Redis caches the body.
+INCREMENT = """
+local hits = redis.call('INCR', KEYS[1])
+if hits == 1 then
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+end
+return hits
+"""
+
 
 @dataclass(frozen=True)
 class Counter:
@@ -74,17 +86,17 @@ class RateLimits:
 
     @staticmethod
     def count(pipe: Any, counters: list[Counter]) -> None:
-        """Queue the increments of ``counters`` on ``pipe``: two commands
-        each (create with its expiry, then increment), whose second result
-        is the count."""
+        """Queue the increments of ``counters`` on ``pipe``: one command each
+        (a script that increments and, on the window's first hit, sets the
+        expiry), whose result is the count."""
         for counter in counters:
-            pipe.set(counter.key, 0, ex=counter.limit.get_expiry(), nx=True)
-            pipe.incr(counter.key)
+            # (the command itself: redis-py's cluster pipeline has no eval())
+            pipe.execute_command("EVAL", INCREMENT, 1, counter.key, counter.limit.get_expiry())
 
     @staticmethod
     def check(counters: list[Counter], results: list[Any]) -> None:
-        """Raise 429 when a count (every second result) is over its limit."""
-        for counter, hits in zip(counters, results[1::2], strict=True):
+        """Raise 429 when a count (one result per counter) is over its limit."""
+        for counter, hits in zip(counters, results, strict=True):
             if int(hits) > counter.limit.amount:
                 raise Problem(
                     429,

@@ -27,7 +27,7 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
-from pythonjsonlogger.json import JsonFormatter
+from pythonjsonlogger.orjson import OrjsonFormatter
 
 from engines import GAMES
 
@@ -74,10 +74,11 @@ class RequestIdFilter(logging.Filter):
 
 
 def configure_logging(level: str = "INFO") -> None:
-    """JSON lines on stderr for every logger, each with the request id."""
+    """JSON lines on stderr for every logger, each with the request id
+    (written by orjson: the access log writes one per request)."""
     handler = logging.StreamHandler()
     handler.setFormatter(
-        JsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s")
+        OrjsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s")
     )
     handler.addFilter(RequestIdFilter())
     root = logging.getLogger()
