@@ -16,7 +16,9 @@ phases of ``--seconds`` each (after a short warm-up):
 - ``half``: ``play`` paced at half the request rate ``play`` reached.
 
 It prints, per phase and endpoint, requests/s, p50/p95/p99 latency and
-errors, then the ratios (action vs read-modify-write, view vs GET) and the
+errors, and the CPU the server (every process of ``serve``) and Redis spent
+per request, a figure that moves less with the machine's load than the
+rates do; then the ratios (action vs read-modify-write, view vs GET) and the
 action p99 at half load; ``--json PATH`` writes them all. It also counts the
 Redis round trips per request and the Redis memory per match (every game at
 its largest player count), in process, with Flask's test client::
@@ -433,6 +435,7 @@ def run_phase(
     wall = warmup + seconds
     return {
         "clients": clients,
+        "warmup": warmup,
         "seconds": seconds,
         "rate": rate,
         "client_cpu": sum(cpu for _, cpu in results) / wall,
@@ -547,6 +550,68 @@ def profiling(directory: Path | None, process: subprocess.Popen, name: str) -> I
     finally:
         spy.send_signal(signal.SIGINT)
         spy.wait(timeout=60)
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process below it (``ludotheque serve``, gunicorn, its workers)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds used so far by ``pids`` (exited ones count 0)."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def server_cpu(process: subprocess.Popen, redis_pid: int | None) -> Iterator[dict[str, float]]:
+    """The CPU seconds the server (every process of its tree) and Redis use
+    during the block, in the dict yielded (filled when the block ends)."""
+    servers = process_tree(process.pid)
+    redis_pids = [redis_pid] if redis_pid else []
+    used: dict[str, float] = {}
+    start = cpu_seconds(servers), cpu_seconds(redis_pids)
+    yield used
+    used["server"] = cpu_seconds(servers) - start[0]
+    used["redis"] = cpu_seconds(redis_pids) - start[1]
+
+
+def redis_pid(url: str) -> int | None:
+    """The pid of the (loopback) Redis at ``url``, to count its CPU."""
+    client = redis.Redis.from_url(url)
+    try:
+        return int(client.info("server")["process_id"])
+    except (redis.RedisError, KeyError, ValueError):
+        return None
+    finally:
+        client.close()
+
+
+def measured_phase(
+    process: subprocess.Popen, redis_at: int | None, profile: Path | None, name: str, **run: Any
+) -> dict[str, Any]:
+    """``run_phase``, sampled by py-spy with ``profile``, with the CPU the
+    server and Redis spent per request (over the warm-up and the measured
+    seconds, at the measured rate)."""
+    with profiling(profile, process, name), server_cpu(process, redis_at) as used:
+        phase = run_phase(name, **run)
+    served = total_rps(phase) * (phase["warmup"] + phase["seconds"])
+    phase["cpu_us_per_request"] = {
+        part: round(seconds / served * 1e6, 1) if served else None
+        for part, seconds in used.items()
+    }
+    return phase
 
 
 # Leaf frames of a worker waiting for work (gevent's hub, its thread pool):
@@ -753,6 +818,9 @@ def report_phase(name: str, phase: dict[str, Any], out: Callable[[str], None]) -
         f"\n{name}: {phase['clients']} clients, {phase['seconds']:.0f} s{rate}, "
         f"load generator CPU {phase['client_cpu']:.0%} of a core"
     )
+    cpu = phase.get("cpu_us_per_request")
+    if cpu:
+        out(f"  CPU per request: server {cpu['server']} µs, Redis {cpu['redis']} µs")
     out(f"  {'endpoint':18} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>7}")
     for endpoint, s in phase["endpoints"].items():
         out(
@@ -855,21 +923,32 @@ def main(argv: list[str] | None = None) -> int:
     ):
         port = free_port()
         env = server_env(redis_url, port, args.workers, not args.no_rate_limits)
+        redis_at = redis_pid(redis_url)
         service = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
         service += ["--workers", str(args.workers)]
+
+        def measure(server: subprocess.Popen, name: str, **pace: Any) -> dict[str, Any]:
+            return measured_phase(
+                server,
+                redis_at,
+                args.profile,
+                name,
+                port=port,
+                clients=args.clients,
+                **run,
+                **pace,
+            )
+
         if {"play", "action", "view", "half"} & set(phases_wanted):
             with serving(service, env, port, "/readyz", Path(tmp) / "serve.log") as server:
                 for name in ("play", "action", "view"):
                     if name in phases_wanted:
-                        with profiling(args.profile, server, name):
-                            phases[name] = run_phase(name, port, args.clients, **run)
+                        phases[name] = measure(server, name)
                         report_phase(name, phases[name], out)
                 if "half" in phases_wanted:
                     if "play" not in phases:
-                        phases["play"] = run_phase("play", port, args.clients, **run)
-                    top = total_rps(phases["play"])
-                    with profiling(args.profile, server, "half"):
-                        phases["half"] = run_phase("half", port, args.clients, rate=top / 2, **run)
+                        phases["play"] = measure(server, "play")
+                    phases["half"] = measure(server, "half", rate=total_rps(phases["play"]) / 2)
                     report_phase("half (play at half the rate play reached)", phases["half"], out)
         if {"rmw", "get"} & set(phases_wanted):
             client = redis.Redis.from_url(redis_url)
@@ -887,8 +966,7 @@ def main(argv: list[str] | None = None) -> int:
                 with serving(baseline, env, port, "/get/0", Path(tmp) / "baseline.log") as server:
                     for name in ("rmw", "get"):
                         if name in phases_wanted:
-                            with profiling(args.profile, server, name):
-                                phases[name] = run_phase(name, port, args.clients, **run)
+                            phases[name] = measure(server, name)
                             report_phase(name, phases[name], out)
             finally:
                 client.delete(*(baseline_app.key(n) for n in range(args.clients)))
