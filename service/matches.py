@@ -25,9 +25,9 @@ from engines.ai.policies import supported
 from engines.core import Game, IllegalAction, redact_events
 from service import auth, lifecycle
 from service.errors import Problem, from_illegal_action
-from service.limits import pending_counters
+from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
-from service.store import Loaded, Store, idempotency_key
+from service.store import Loaded, Store, Written, idempotency_key
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")
 WAIT_SLICE_MS = 1000  # blocking reads wake up this often to notice a shutdown
@@ -200,7 +200,7 @@ class Matches:
         events = [{"type": "match_created", "seats": public_seats(match)}]
         if status_of(game, match) == "active":
             events.append({"type": "match_started"})
-        version = self._commit(game, match, 0, events)
+        version = self._commit(game, match, 0, events).version
         if version is None:  # a 128-bit random id already taken: not in this universe
             raise Problem(409, "conflict", "could not create the match; retry")
         answer = present(game, match, version, None)
@@ -230,7 +230,7 @@ class Matches:
             events = [{"type": "seat_joined", "seat": seat, "name": name, "bot": bot}]
             if status_of(game, loaded.match) == "active":
                 events.append({"type": "match_started"})
-            if self._commit(game, loaded.match, loaded.version, events) is not None:
+            if self._commit(game, loaded.match, loaded.version, events).version is not None:
                 taken = {"seat": seat, "name": name, "bot": bot}
                 return taken | ({"token": token} if token else {})
         raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
@@ -244,35 +244,37 @@ class Matches:
         if_match: int | None = None,
         idempotency: str | None = None,
     ) -> tuple[bytes, bool]:
-        """Play ``action``; return the answer's JSON and whether it is a replay."""
+        """Play ``action``; return the answer's JSON and whether it is a replay.
+
+        When this process remembers the match (it read or wrote it last), the
+        action is judged on that and written in one round trip, the write's
+        compare-and-set catching a match that moved on meanwhile. Only a
+        match read now may refuse an action: a remembered one that refuses
+        is read again first.
+        """
         replay_key = None
         fingerprint = hashlib.sha256(orjson.dumps(action, option=orjson.OPT_SORT_KEYS)).hexdigest()
         if idempotency is not None:
             replay_key = idempotency_key(match_id, auth.token_hash(token), idempotency)
+        loaded = self.store.remembered(match_id) if MATCH_ID.match(match_id) else None
+        fresh = False
         for _ in range(self.settings.max_attempts):
-            loaded = self.load(game, match_id, replay_key)
-            seat = self.seat_for(loaded, token)
-            if loaded.replay is not None:
-                return self._replayed(loaded.replay, fingerprint), True
-            if if_match is not None and if_match != loaded.version:
-                raise Problem(
-                    412,
-                    "version_mismatch",
-                    f"the match is at version {loaded.version}, not {if_match}",
-                    version=loaded.version,
-                )
-            match = loaded.match
-            status = status_of(game, match)
-            if status == "waiting":
-                raise Problem(409, "match_not_started", "some seats are still open")
-            if status == "finished":
-                raise Problem(409, "match_over", "this match is over")
-            if seat not in game.to_act(match["state"]):
-                raise Problem(409, "not_your_turn", f"seat {seat} is not to act now")
+            if loaded is None or loaded.match["game"] != game.name:
+                loaded, fresh = self.load(game, match_id, replay_key), True
             try:
-                events = apply_logged(game, match, seat, action)
-            except IllegalAction as refused:
-                raise from_illegal_action(refused) from None
+                if loaded.replay is not None:
+                    return self._replayed(loaded.replay, fingerprint), True
+                match = loaded.match
+                seat = self.judge(game, loaded, token, if_match)
+                try:
+                    events = apply_logged(game, match, seat, action)
+                except IllegalAction as refused:
+                    raise from_illegal_action(refused) from None
+            except Problem:
+                if fresh:
+                    raise
+                loaded = None  # remembered, perhaps no longer current: read it
+                continue
             body = orjson.dumps(present(game, match, loaded.version + 1, seat))
             record = None
             if replay_key is not None:
@@ -280,13 +282,37 @@ class Matches:
                     replay_key,
                     orjson.dumps({"action": fingerprint, "body": orjson.Fragment(body)}),
                 )
-            if self._commit(game, match, loaded.version, events, record) is not None:
+            # the request's rate-limit counters, unless a read counted them
+            written = self._commit(game, match, loaded.version, events, record, pending_counters())
+            if written.replay is not None:
+                return self._replayed(written.replay, fingerprint), True
+            if written.version is not None:
                 ACTIONS.labels(game.name, "seat").inc()
                 return body, False
             if if_match is not None:
                 raise Problem(412, "version_mismatch", "the match changed meanwhile")
             CAS_RETRIES.labels(game.name).inc()
+            loaded, fresh = written.current, True  # as the write found it (None: gone)
         raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
+
+    def judge(self, game: Game, loaded: Loaded, token: str, if_match: int | None) -> int:
+        """The seat ``token`` plays for, if it may act now in ``loaded``."""
+        seat = self.seat_for(loaded, token)
+        if if_match is not None and if_match != loaded.version:
+            raise Problem(
+                412,
+                "version_mismatch",
+                f"the match is at version {loaded.version}, not {if_match}",
+                version=loaded.version,
+            )
+        status = status_of(game, loaded.match)
+        if status == "waiting":
+            raise Problem(409, "match_not_started", "some seats are still open")
+        if status == "finished":
+            raise Problem(409, "match_over", "this match is over")
+        if seat not in game.to_act(loaded.match["state"]):
+            raise Problem(409, "not_your_turn", f"seat {seat} is not to act now")
+        return seat
 
     def play_server_turn(self, match_id: str, budget_s: float, rng: random.Random) -> bool:
         """Play one turn the server owes in ``match_id``: a bot's, or the
@@ -307,7 +333,7 @@ class Matches:
             action = choose_action(game, match["state"], seat, policy, rng, budget_s)
         events = [{"type": "timeout", "seat": seat}] if timed_out else []
         events += apply_logged(game, match, seat, action)
-        if self._commit(game, match, loaded.version, events) is None:
+        if self._commit(game, match, loaded.version, events).version is None:
             CAS_RETRIES.labels(game.name).inc()
             return False
         ACTIONS.labels(game.name, "clock" if timed_out else "bot").inc()
@@ -321,16 +347,19 @@ class Matches:
         expected: int,
         events: list[dict[str, Any]],
         record: tuple[str, bytes] | None = None,
-    ) -> int | None:
+        counters: list[Counter] | None = None,
+    ) -> Written:
         refresh_deadlines(game, match, time.time())
         finished = status_of(game, match) == "finished"
         ttl = self.settings.finished_ttl if finished else self.settings.idle_ttl
         version = expected + 1
         stamped = [{"version": version, **event} for event in events]
-        committed = self.store.commit(match["id"], expected, match, stamped, ttl, record)
-        if committed is not None and owes_turns(match):
+        written = self.store.commit(
+            match["id"], expected, match, stamped, ttl, record, counters or []
+        )
+        if written.version is not None and owes_turns(match):
             self.store.schedule(match["id"], due_at(game, match))
-        return committed
+        return written
 
     @staticmethod
     def _replayed(record: bytes, fingerprint: str) -> bytes:

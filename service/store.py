@@ -11,6 +11,7 @@ the idempotency record land together or not at all.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,18 +24,42 @@ from redis.retry import Retry
 
 from service.limits import Counter, RateLimits
 
-# KEYS: match hash, log stream[, idempotency record]
-# ARGV: expected version, new JSON, ttl, idempotency record, idempotency ttl, events...
-# Returns the new version and the index of the last event, or {0, current version}.
+# KEYS: match hash, log stream, then the idempotency record (if ARGV[6] is
+# 1), then the rate-limit counters (ARGV[7] of them).
+# ARGV: expected version, new JSON, ttl, idempotency record, idempotency ttl,
+# has record, counters, each counter's window in seconds, then the events.
+# In order: count the request against its limits ({3, i, hits}: counter i is
+# over, nothing written); answer an existing idempotency record ({2, it});
+# on another version, answer it with its JSON ({0, version, json}), so that
+# the caller can try again without reading; else write ({1, version, n}).
 COMMIT = """
+local has_record = ARGV[6] == '1'
+local counters = tonumber(ARGV[7])
+local first_counter = has_record and 4 or 3
+for i = 0, counters - 1 do
+  local key = KEYS[first_counter + i]
+  local hits = redis.call('INCR', key)
+  if hits == 1 then
+    redis.call('EXPIRE', key, ARGV[8 + i])
+  end
+  if hits > tonumber(ARGV[8 + counters + i]) then
+    return {3, i, hits}
+  end
+end
+if has_record then
+  local replay = redis.call('GET', KEYS[3])
+  if replay then
+    return {2, replay}
+  end
+end
 local current = redis.call('HGET', KEYS[1], 'v') or '0'
 if current ~= ARGV[1] then
-  return {0, tonumber(current)}
+  return {0, tonumber(current), redis.call('HGET', KEYS[1], 'd') or ''}
 end
 local version = tonumber(current) + 1
 redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2])
 local n = redis.call('XLEN', KEYS[2])
-for i = 6, #ARGV do
+for i = 8 + 2 * counters, #ARGV do
   n = n + 1
   redis.call('XADD', KEYS[2], '0-' .. n, 'e', ARGV[i])
 end
@@ -43,10 +68,10 @@ redis.call('EXPIRE', KEYS[1], ttl)
 if n > 0 then
   redis.call('EXPIRE', KEYS[2], ttl)
 end
-if #KEYS >= 3 then
+if has_record then
   redis.call('SET', KEYS[3], ARGV[4], 'EX', tonumber(ARGV[5]))
 end
-return {version, n}
+return {1, version, n}
 """
 
 
@@ -71,6 +96,21 @@ class Loaded:
     version: int
     match: dict[str, Any]
     replay: bytes | None  # the idempotency record asked for, if it exists
+
+
+@dataclass
+class Written:
+    """What a write came to: the new version; or, when the match had moved
+    on, the match as it is now; or the idempotency record already there."""
+
+    version: int | None = None
+    current: Loaded | None = None
+    replay: bytes | None = None
+
+
+# How many matches a process remembers (the JSON it last read or wrote):
+# a few MB at most, for one round trip less per action on each of them.
+REMEMBERED = 1024
 
 
 def match_key(match_id: str) -> str:
@@ -127,6 +167,27 @@ class Store:
         self.idempotency_ttl = idempotency_ttl
         self._commit = client.register_script(COMMIT)
         self._claim = client.register_script(CLAIM)
+        # The match JSON this process last read or wrote, by id: a write can
+        # start from it and skip its read, the compare-and-set guarding it.
+        # Not on a cluster, where the rate-limit counters live in other slots
+        # than the match and so cannot be counted by the write's script.
+        self.remembers = not isinstance(client, RedisCluster)
+        self._remembered: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+
+    def _remember(self, match_id: str, version: int, data: bytes) -> None:
+        if self.remembers:
+            self._remembered[match_id] = (version, data)
+            self._remembered.move_to_end(match_id)
+            if len(self._remembered) > REMEMBERED:
+                self._remembered.popitem(last=False)
+
+    def remembered(self, match_id: str) -> Loaded | None:
+        """The match as this process last read or wrote it, if it remembers;
+        perhaps no longer current (a write from it will tell)."""
+        found = self._remembered.get(match_id)
+        if found is None:
+            return None
+        return Loaded(found[0], orjson.loads(found[1]), None)
 
     def load(
         self,
@@ -154,6 +215,7 @@ class Store:
             replay = results[1] if replay_key is not None else None
         if version is None or data is None:
             return None
+        self._remember(match_id, int(version), data)
         return Loaded(int(version), orjson.loads(data), replay)
 
     def commit(
@@ -164,21 +226,46 @@ class Store:
         events: list[dict[str, Any]],
         ttl: int,
         replay: tuple[str, bytes] | None = None,
-    ) -> int | None:
-        """Write ``match`` as version ``expected_version + 1`` with its events.
+        counters: Sequence[Counter] = (),
+    ) -> Written:
+        """Write ``match`` as version ``expected_version + 1`` with its events
+        (``expected_version`` 0 creates it), in one round trip.
 
-        Returns the new version, or None when the stored version is no longer
-        ``expected_version`` (another write won; nothing was written).
-        ``expected_version`` 0 creates the match.
+        First count ``counters`` (429 when one is over: nothing written;
+        only where the store ``remembers``), then answer the idempotency
+        record ``replay`` names if it exists; else write ``match`` and
+        ``replay``'s record, unless the stored version is no longer
+        ``expected_version``: then nothing is written and the match comes
+        back as it is now (another write won).
         """
+        data = orjson.dumps(match)
         keys = [match_key(match_id), log_key(match_id)]
-        args: list[Any] = [expected_version, orjson.dumps(match), ttl, b"", self.idempotency_ttl]
+        args: list[Any] = [expected_version, data, ttl, b"", self.idempotency_ttl]
         if replay is not None:
             keys.append(replay[0])
             args[3] = replay[1]
+        keys += [counter.key for counter in counters]
+        args += [1 if replay is not None else 0, len(counters)]
+        args += [counter.limit.get_expiry() for counter in counters]
+        args += [counter.limit.amount for counter in counters]
         args.extend(orjson.dumps(event) for event in events)
-        version, _ = self._commit(keys=keys, args=args)
-        return int(version) or None
+        answer = self._commit(keys=keys, args=args)
+        kind = int(answer[0])
+        if kind == 3:
+            RateLimits.check([counters[int(answer[1])]], [answer[2]])  # raises the 429
+            raise AssertionError("a counter over its limit answers 429")
+        if kind == 2:
+            return Written(replay=answer[1])
+        if kind == 0:
+            version, current = int(answer[1]), answer[2]
+            if not current:  # the match is gone (or, at version 0, not made yet)
+                self._remembered.pop(match_id, None)
+                return Written()
+            self._remember(match_id, version, current)
+            return Written(current=Loaded(version, orjson.loads(current), None))
+        version = int(answer[1])
+        self._remember(match_id, version, data)
+        return Written(version=version)
 
     def events(
         self, match_id: str, after: int, limit: int, block_ms: int = 0

@@ -142,6 +142,34 @@ def test_rate_limit_per_client_address(redis_url):
         server.stop()
 
 
+def test_actions_count_against_the_limits_and_an_action_over_is_not_played(redis_url):
+    """An action on a match the server remembers skips the read: its write
+    counts the request, and refuses it (writing nothing) when over."""
+    server = LiveServer(
+        {
+            "REDIS_URL": redis_url,
+            "RATELIMIT_ENABLED": True,
+            "RATE_LIMIT_PER_ADDRESS": "1000/minute",
+            "RATE_LIMIT_PER_TOKEN": "2/minute",
+        }
+    )
+    try:
+        api = ApiClient(server.base)
+        created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}]}).json()
+        first, second = (seat["token"] for seat in created["seats"])
+        legal = api.legal(GAME, created["id"], first).json()
+        assert api.act(GAME, created["id"], first, legal["actions"][0]).status_code == 200
+        version = legal["version"] + 1
+        legal = api.legal(GAME, created["id"], second).json()  # the second's 1st request
+        assert legal["actions"] and legal["version"] == version
+        assert api.get(GAME, created["id"], second).status_code == 200  # 2nd
+        over = api.act(GAME, created["id"], second, legal["actions"][0])  # 3rd
+        assert_problem(over, 429, "too_many_requests")
+        assert api.get(GAME, created["id"]).json()["version"] == version
+    finally:
+        server.stop()
+
+
 def test_cors_preflight_for_allowed_origins_only(redis_url):
     server = LiveServer({"REDIS_URL": redis_url, "CORS_ORIGINS": ["https://play.example"]})
     try:

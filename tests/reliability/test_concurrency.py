@@ -188,3 +188,43 @@ def test_racing_identical_retries_play_once(live, redis_client, game):
     assert sum(a.headers.get("Idempotent-Replayed") != "true" for a in played) == 1
     _, events = assert_replays(redis_client, match_id)
     assert sum(event["type"] == "action" for event in events) == 1
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_processes_playing_through_each_others_stale_memory(redis_url, redis_client, game):
+    """Two server processes (two apps, one Redis), each remembering the
+    matches it last read or wrote: every request goes to either at random,
+    so most actions start from a remembered match that has moved on. Each
+    legal action is accepted, If-Match naming the current version too, and
+    the stored state is the replay of the log."""
+    from service.app import create_app
+
+    apps = [
+        create_app({"REDIS_URL": redis_url, "RATELIMIT_ENABLED": False}).test_client()
+        for _ in range(2)
+    ]
+    rng = random.Random(game)
+    body = {"players": [{"name": "A"}, {"name": "B"}], "seed": 7, "options": OPTIONS.get(game, {})}
+    match = apps[0].post(f"/v1/games/{game}/matches", json=body).get_json()
+    url = f"/v1/games/{game}/matches/{match['id']}"
+    tokens = [seat["token"] for seat in match["seats"]]
+    version = match["version"]
+    for _ in range(3000):
+        current = rng.choice(apps).get(url).get_json()
+        if current["status"] == "finished":
+            break
+        seat = rng.choice(current["to_act"])
+        headers = {"Authorization": f"Bearer {tokens[seat]}"}
+        legal = rng.choice(apps).get(url + "/legal-actions", headers=headers).get_json()
+        if rng.random() < 0.3:
+            headers["If-Match"] = f'"{legal["version"]}"'
+        played = rng.choice(apps).post(
+            url + "/actions", json=rng.choice(legal["actions"]), headers=headers
+        )
+        assert played.status_code == 200, played.get_data(as_text=True)
+        assert played.get_json()["version"] == legal["version"] + 1
+        version = played.get_json()["version"]
+    else:
+        pytest.fail("the match did not end")
+    assert_replays(redis_client, match["id"])
+    assert int(redis_client.hget(match_key(match["id"]), "v")) == version
