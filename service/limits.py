@@ -5,9 +5,10 @@ Fixed windows: a counter per (scope, client, window) that Redis expires with
 its window. The limits are written as the ``limits`` library parses them
 (``"1200/minute"``, ``"10/second;500/hour"``). flask-limiter would spend one
 Redis round trip per limit on every request; here the counters of a request
-that reads a match ride in the pipeline of that read (``Store.load``), so
-limits cost no round trip of their own, and the other requests count both
-limits in one pipelined round trip before they run.
+that reads a match ride in the pipeline of that read (``Store.load``), or,
+for an action on a match the process remembers, in the script of its write
+(``Store.commit``), so limits cost no round trip of their own; the other
+requests count both limits in one pipelined round trip before they run.
 
 Over a limit: 429 problem+json with Retry-After (the seconds left in the
 window). Probes and metrics are exempt. When Redis fails while counting
