@@ -11,6 +11,7 @@ the idempotency record land together or not at all.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -173,13 +174,15 @@ class Store:
         # than the match and so cannot be counted by the write's script.
         self.remembers = not isinstance(client, RedisCluster)
         self._remembered: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        self._remembering = threading.Lock()
 
     def _remember(self, match_id: str, version: int, data: bytes) -> None:
         if self.remembers:
-            self._remembered[match_id] = (version, data)
-            self._remembered.move_to_end(match_id)
-            if len(self._remembered) > REMEMBERED:
-                self._remembered.popitem(last=False)
+            with self._remembering:  # threads share a store (tests, the bot worker)
+                self._remembered[match_id] = (version, data)
+                self._remembered.move_to_end(match_id)
+                if len(self._remembered) > REMEMBERED:
+                    self._remembered.popitem(last=False)
 
     def remembered(self, match_id: str) -> Loaded | None:
         """The match as this process last read or wrote it, if it remembers;
@@ -259,7 +262,8 @@ class Store:
         if kind == 0:
             version, current = int(answer[1]), answer[2]
             if not current:  # the match is gone (or, at version 0, not made yet)
-                self._remembered.pop(match_id, None)
+                with self._remembering:
+                    self._remembered.pop(match_id, None)
                 return Written()
             self._remember(match_id, version, current)
             return Written(current=Loaded(version, orjson.loads(current), None))

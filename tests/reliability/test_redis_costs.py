@@ -90,3 +90,19 @@ def test_playing_an_action_costs_one_round_trip_or_two(redis_url, round_trips, r
     spent = costs(redis_url, round_trips, rate_limits)
     assert spent["action"] == 1, spent
     assert spent["action elsewhere"] == 2, spent
+
+
+def test_a_process_remembers_the_last_matches_it_saw_and_no_more(redis_url, monkeypatch):
+    from service import store as store_module
+
+    monkeypatch.setattr(store_module, "REMEMBERED", 2)
+    app = app_for(redis_url, False)
+    http = app.test_client()
+    store = app.extensions["ludotheque.matches"].store
+    body = {"players": [{"name": "Ada"}, {"name": "Bob"}]}
+    ids = [http.post("/v1/games/dekal/matches", json=body).get_json()["id"] for _ in range(3)]
+    assert store.remembered(ids[0]) is None  # the oldest, forgotten
+    assert [store.remembered(i).version for i in ids[1:]] == [1, 1]
+    http.get(f"/v1/games/dekal/matches/{ids[1]}")  # read again: now the newest
+    http.post("/v1/games/dekal/matches", json=body)
+    assert store.remembered(ids[1]) is not None and store.remembered(ids[2]) is None
