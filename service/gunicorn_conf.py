@@ -5,6 +5,7 @@ Settings come from the environment so that both entry points share them.
 
 import gc
 import os
+import shutil
 import tempfile
 
 from gevent import monkey
@@ -13,8 +14,12 @@ from gevent import monkey
 monkey.patch_all()
 
 # Every worker writes its metrics here and /metrics adds them up; it must be
-# set before prometheus_client is imported anywhere.
-os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="ludotheque-metrics-"))
+# set before prometheus_client is imported anywhere. A directory made here
+# is removed when gunicorn exits (``on_exit``).
+METRICS_DIR = None
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    METRICS_DIR = tempfile.mkdtemp(prefix="ludotheque-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = METRICS_DIR
 
 import orjson  # noqa: E402
 from gunicorn import util  # noqa: E402
@@ -79,3 +84,8 @@ def post_worker_init(worker):
 
 def child_exit(server, worker):
     multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    if METRICS_DIR:
+        shutil.rmtree(METRICS_DIR, ignore_errors=True)

@@ -89,9 +89,14 @@ def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
 
 def test_serve_uses_redis_url_starts_no_server_and_runs_a_bot_worker(tmp_path, redis_url):
     port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url}
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "REDIS_URL": redis_url, "TMPDIR": str(scratch)}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     server = start(tmp_path / "unused", port, env)
     try:
+        # gunicorn's workers share a metrics directory while they run
+        assert [p.name.startswith("ludotheque-metrics-") for p in scratch.iterdir()] == [True]
         created = requests.post(
             f"http://127.0.0.1:{port}/v1/games/dekal/matches",
             json={"players": [{}, {"bot": "random"}]},
@@ -112,6 +117,7 @@ def test_serve_uses_redis_url_starts_no_server_and_runs_a_bot_worker(tmp_path, r
     finally:
         interrupt(server)
     assert not (tmp_path / "unused").exists()
+    assert not any(scratch.iterdir()), "the metrics directory outlived the server"
 
 
 def test_openapi_command_writes_the_contract(tmp_path):
