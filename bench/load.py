@@ -574,17 +574,30 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def machine_ticks() -> tuple[int, int]:
+    """(all, stolen) CPU ticks of the machine so far: a virtual machine's
+    steal time is CPU its host gave to others, which slows a run down."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return sum(ticks[:8]), ticks[7]
+    return 0, 0
+
+
 @contextlib.contextmanager
 def server_cpu(process: subprocess.Popen, redis_pid: int | None) -> Iterator[dict[str, float]]:
     """The CPU seconds the server (every process of its tree) and Redis use
-    during the block, in the dict yielded (filled when the block ends)."""
+    during the block, and the share of the machine's time stolen by its
+    host, in the dict yielded (filled when the block ends)."""
     servers = process_tree(process.pid)
     redis_pids = [redis_pid] if redis_pid else []
     used: dict[str, float] = {}
-    start = cpu_seconds(servers), cpu_seconds(redis_pids)
+    start = cpu_seconds(servers), cpu_seconds(redis_pids), machine_ticks()
     yield used
     used["server"] = cpu_seconds(servers) - start[0]
     used["redis"] = cpu_seconds(redis_pids) - start[1]
+    ticks = machine_ticks()
+    elapsed = ticks[0] - start[2][0]
+    used["stolen"] = (ticks[1] - start[2][1]) / elapsed if elapsed > 0 else 0.0
 
 
 def redis_pid(url: str) -> int | None:
@@ -607,6 +620,7 @@ def measured_phase(
     with profiling(profile, process, name), server_cpu(process, redis_at) as used:
         phase = run_phase(name, **run)
     served = total_rps(phase) * (phase["warmup"] + phase["seconds"])
+    phase["stolen"] = round(used.pop("stolen"), 4)
     phase["cpu_us_per_request"] = {
         part: round(seconds / served * 1e6, 1) if served else None
         for part, seconds in used.items()
@@ -820,7 +834,10 @@ def report_phase(name: str, phase: dict[str, Any], out: Callable[[str], None]) -
     )
     cpu = phase.get("cpu_us_per_request")
     if cpu:
-        out(f"  CPU per request: server {cpu['server']} µs, Redis {cpu['redis']} µs")
+        out(
+            f"  CPU per request: server {cpu['server']} µs, Redis {cpu['redis']} µs; "
+            f"stolen by the host: {phase['stolen']:.1%} of the machine's time"
+        )
     out(f"  {'endpoint':18} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>7}")
     for endpoint, s in phase["endpoints"].items():
         out(
