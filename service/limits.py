@@ -37,17 +37,23 @@ log = logging.getLogger(__name__)
 EXEMPT_PATHS = {"/healthz", "/readyz", "/metrics"}
 PREFIX = "ludotheque:rl"
 
-# KEYS: a counter. ARGV: its window in seconds. The count, expiring with its
-# window: one command, and no counter is ever left without an expiry. EVAL
+# Lua: one hit on a counter; its expiry is set on its window's first hit, so
+# that no counter is ever left without one. Every script that counts starts
+# with it (``INCREMENT`` here, the write's in ``service.store``).
+HIT = """
+local function hit(counter, window)
+  local hits = redis.call('INCR', counter)
+  if hits == 1 then
+    redis.call('EXPIRE', counter, window)
+  end
+  return hits
+end
+"""
+
+# KEYS: a counter. ARGV: its window in seconds. The count: one command. EVAL
 # rather than EVALSHA: redis-py checks a registered script's existence (one
 # more round trip) on every pipeline that runs it; Redis caches the body.
-INCREMENT = """
-local hits = redis.call('INCR', KEYS[1])
-if hits == 1 then
-  redis.call('EXPIRE', KEYS[1], ARGV[1])
-end
-return hits
-"""
+INCREMENT = HIT + "return hit(KEYS[1], ARGV[1])\n"
 
 
 @dataclass(frozen=True)

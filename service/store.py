@@ -23,7 +23,7 @@ from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
-from service.limits import Counter, RateLimits
+from service.limits import HIT, Counter, RateLimits
 
 # KEYS: match hash, log stream, then the idempotency record (if ARGV[6] is
 # 1), then the rate-limit counters (ARGV[7] of them).
@@ -33,16 +33,14 @@ from service.limits import Counter, RateLimits
 # over, nothing written); answer an existing idempotency record ({2, it});
 # on another version, answer it with its JSON ({0, version, json}), so that
 # the caller can try again without reading; else write ({1, version, n}).
-COMMIT = """
+COMMIT = (
+    HIT
+    + """
 local has_record = ARGV[6] == '1'
 local counters = tonumber(ARGV[7])
 local first_counter = has_record and 4 or 3
 for i = 0, counters - 1 do
-  local key = KEYS[first_counter + i]
-  local hits = redis.call('INCR', key)
-  if hits == 1 then
-    redis.call('EXPIRE', key, ARGV[8 + i])
-  end
+  local hits = hit(KEYS[first_counter + i], ARGV[8 + i])
   if hits > tonumber(ARGV[8 + counters + i]) then
     return {3, i, hits}
   end
@@ -74,6 +72,7 @@ if has_record then
 end
 return {1, version, n}
 """
+)
 
 
 # KEYS: the due set. ARGV: now, lease seconds. Takes the first match due by

@@ -8,8 +8,10 @@ import logging
 
 import orjson
 import pytest
+import redis
 from pythonjsonlogger.json import JsonFormatter
 
+from service.limits import PREFIX
 from service.observability import RequestIdFilter
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem
@@ -166,6 +168,12 @@ def test_actions_count_against_the_limits_and_an_action_over_is_not_played(redis
         over = api.act(GAME, created["id"], second, legal["actions"][0])  # 3rd
         assert_problem(over, 429, "too_many_requests")
         assert api.get(GAME, created["id"]).json()["version"] == version
+        # every counter, counted by a read's pipeline or by a write's
+        # script, expires with its window
+        client = redis.Redis.from_url(redis_url)
+        counters = list(client.scan_iter(f"{PREFIX}:*"))
+        assert counters and all(0 < client.ttl(key) <= 60 for key in counters)
+        client.close()
     finally:
         server.stop()
 
