@@ -3,8 +3,10 @@ rate limits and CORS for browser front ends."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
+from collections.abc import Iterator
 
 import orjson
 import pytest
@@ -18,6 +20,26 @@ from tests.api.test_api import assert_problem
 from tests.conftest import LiveServer
 
 GAME = "dekal"
+
+
+@contextlib.contextmanager
+def rate_limited(
+    redis_url: str, per_address: str, per_token: str, **config
+) -> Iterator[ApiClient]:
+    """A live server counting these limits (and ``config``), and a client of it."""
+    server = LiveServer(
+        {
+            "REDIS_URL": redis_url,
+            "RATELIMIT_ENABLED": True,
+            "RATE_LIMIT_PER_ADDRESS": per_address,
+            "RATE_LIMIT_PER_TOKEN": per_token,
+            **config,
+        }
+    )
+    try:
+        yield ApiClient(server.base)
+    finally:
+        server.stop()
 
 
 @pytest.fixture
@@ -92,16 +114,7 @@ def test_logs_are_json_lines_with_the_request_id_and_no_token(api):
 
 
 def test_rate_limits_answer_429_problems_with_retry_after(redis_url):
-    server = LiveServer(
-        {
-            "REDIS_URL": redis_url,
-            "RATELIMIT_ENABLED": True,
-            "RATE_LIMIT_PER_ADDRESS": "1000/minute",
-            "RATE_LIMIT_PER_TOKEN": "3/minute",
-        }
-    )
-    try:
-        api = ApiClient(server.base)
+    with rate_limited(redis_url, "1000/minute", "3/minute") as api:
         created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}]}).json()
         token = created["seats"][0]["token"]
         answers = [api.get(GAME, created["id"], token) for _ in range(4)]
@@ -113,22 +126,10 @@ def test_rate_limits_answer_429_problems_with_retry_after(redis_url):
         other = created["seats"][1]["token"]
         assert api.get(GAME, created["id"], other).status_code == 200
         assert all(api.http.get(f"{api.base}/healthz").ok for _ in range(5))
-    finally:
-        server.stop()
 
 
 def test_rate_limit_per_client_address(redis_url):
-    server = LiveServer(
-        {
-            "REDIS_URL": redis_url,
-            "RATELIMIT_ENABLED": True,
-            "RATE_LIMIT_PER_ADDRESS": "2/minute",
-            "RATE_LIMIT_PER_TOKEN": "1000/minute",
-            "TRUSTED_PROXIES": 1,
-        }
-    )
-    try:
-        api = ApiClient(server.base)
+    with rate_limited(redis_url, "2/minute", "1000/minute", TRUSTED_PROXIES=1) as api:
         first = {"X-Forwarded-For": "203.0.113.7"}
         codes = [api.http.get(f"{api.base}/v1/games", headers=first).status_code for _ in range(3)]
         assert codes == [200, 200, 429]
@@ -140,23 +141,12 @@ def test_rate_limit_per_client_address(redis_url):
         codes = [api.http.get(unknown, headers=third).status_code for _ in range(3)]
         assert codes == [404, 404, 429]
         assert api.http.get(f"{api.base}/v1/games", headers=third).status_code == 429
-    finally:
-        server.stop()
 
 
 def test_actions_count_against_the_limits_and_an_action_over_is_not_played(redis_url):
     """An action on a match the server remembers skips the read: its write
     counts the request, and refuses it (writing nothing) when over."""
-    server = LiveServer(
-        {
-            "REDIS_URL": redis_url,
-            "RATELIMIT_ENABLED": True,
-            "RATE_LIMIT_PER_ADDRESS": "1000/minute",
-            "RATE_LIMIT_PER_TOKEN": "2/minute",
-        }
-    )
-    try:
-        api = ApiClient(server.base)
+    with rate_limited(redis_url, "1000/minute", "2/minute") as api:
         created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}]}).json()
         first, second = (seat["token"] for seat in created["seats"])
         legal = api.legal(GAME, created["id"], first).json()
@@ -174,8 +164,6 @@ def test_actions_count_against_the_limits_and_an_action_over_is_not_played(redis
         counters = list(client.scan_iter(f"{PREFIX}:*"))
         assert counters and all(0 < client.ttl(key) <= 60 for key in counters)
         client.close()
-    finally:
-        server.stop()
 
 
 def test_cors_preflight_for_allowed_origins_only(redis_url):
