@@ -494,8 +494,8 @@ def search_value(state: State, seat: Seat) -> float:
     chance = race_chance(my_needs, estimated_needs(state, other), SEARCH_RACE_SCALE)
     totals = [float(total) for total in state["totals"]]
     if_first, if_second = list(totals), list(totals)
-    if_first[other] += _stake(state, other, MEAN_CARD_POINTS * len(state["hands"][other]))
-    if_second[seat] += _stake(state, seat, mine.points)
+    if_first[other] += _stake(state, other, MEAN_CARD_POINTS * len(state["hands"][other]), seat)
+    if_second[seat] += _stake(state, seat, mine.points, other)
     first, second = match_chances(state, if_first), match_chances(state, if_second)
     return chance * first[seat] + (1 - chance) * second[seat]
 
@@ -773,19 +773,23 @@ def _round_margin(
     """Totals margin after the round: ``other`` pays its estimated stake when
     ``seat`` goes out first, ``seat`` pays its hand otherwise."""
     chance = race_chance(my_needs, other_needs)
-    other_stake = _stake(state, other, MEAN_CARD_POINTS * len(state["hands"][other]))
-    my_stake = _stake(state, seat, points)
+    other_stake = _stake(state, other, MEAN_CARD_POINTS * len(state["hands"][other]), seat)
+    my_stake = _stake(state, seat, points, other)
     margin = state["totals"][other] - state["totals"][seat]
     return margin + chance * other_stake - (1 - chance) * my_stake
 
 
-def _stake(state: State, seat: Seat, points: float) -> float:
-    """What ``seat`` pays if another goes out: its points, 100 if it has laid
-    nothing down (200 if nobody but the winner has: rami sec, counted as 150)."""
+def _stake(state: State, seat: Seat, points: float, winner: Seat) -> float:
+    """What ``seat`` pays if ``winner`` goes out: its points; 100 if it has
+    laid nothing down; rami sec, 200, if no seat but the winner has laid down
+    either (counted as 150 while a third seat still may: the winner's own
+    melds do not matter)."""
     if state["laid_down"][seat]:
         return points
-    if any(state["laid_down"]):
+    if any(laid for s, laid in enumerate(state["laid_down"]) if s != winner):
         return NOT_LAID_DOWN
+    if state["n_players"] == 2:
+        return RAMI_SEC
     return (NOT_LAID_DOWN + RAMI_SEC) / 2
 
 

@@ -169,6 +169,30 @@ def test_laying_down_is_worth_more_than_keeping_melds_in_hand() -> None:
     assert bots.evaluate(melded, 0) > bots.evaluate(state, 0)
 
 
+def test_the_winners_own_melds_do_not_spare_the_others_the_rami_sec() -> None:
+    """Rami sec: "if the winner goes out while no other player has laid down
+    anything this round, each other player scores 200"; the winner's melds
+    do not count."""
+    two = arranged(["7S 7H 7D 2C", "2S 3S 4S 5S 6S"], laid_down=[True, False])
+    assert bots._stake(two, 1, 35, winner=0) == rules.RAMI_SEC
+    assert bots._stake(two, 0, 35, winner=1) == 35
+    three = arranged(["7S 7H 7D", "2S 3S 4S", "9C 9D"], laid_down=[True, False, False])
+    # the third seat may still lay down before the winner goes out
+    assert bots._stake(three, 1, 35, winner=0) == (rules.NOT_LAID_DOWN + rules.RAMI_SEC) / 2
+    three["laid_down"] = [False, False, True]
+    assert bots._stake(three, 1, 35, winner=0) == rules.NOT_LAID_DOWN
+
+
+def test_greedy_lays_down_its_melds_before_anyone_has() -> None:
+    """Laying down first spares the other seat nothing: it still pays 200 if
+    it has laid nothing down when this seat goes out. (A greedy that thought
+    otherwise held its melds back.)"""
+    state = arranged(
+        ["10D 4C 4D 5C 5H 5S 5S 7S 8D AD JOKER KD QC QD", "2S 3S 4S 6H 9C 9D JC JH KS KC 3D 6D 8C"]
+    )
+    assert bots.greedy(state, 0, random.Random(1))["type"] == "meld"
+
+
 def test_a_hand_closer_to_going_out_is_worth_more() -> None:
     close = arranged(["5H 6H", "2S 3S 4S 5S 6S 8D 9C"], laid_down=[True, True])
     far = arranged(["5H 9C 2D KS", "2S 3S 4S 5S 6S 8D 9C"], laid_down=[True, True])
