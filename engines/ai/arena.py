@@ -25,6 +25,7 @@ import random
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from typing import Any
 
 import orjson
@@ -70,21 +71,19 @@ def run(
     matches = [
         (game_name, seats, index, budget_ms, seed, options, iterations) for index in range(games)
     ]
-    if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
-            results = list(pool.map(_one_match, matches))
-    else:
-        results = map(_one_match, matches)
-    for index, (winners, played) in enumerate(results):
-        for policy, count in played.items():
-            moves[policy] += count
-        if len(winners) == 1:
-            wins[winners[0]] += 1
-        elif winners:
-            draws += 1
-        else:
-            no_winner += 1
-        log.info("match %d/%d: winners %s", index + 1, games, winners)
+    with ProcessPoolExecutor(jobs) if jobs > 1 else nullcontext() as pool:
+        # Counted as each match ends (in order), so a long run logs its progress.
+        results = pool.map(_one_match, matches) if pool else map(_one_match, matches)
+        for index, (winners, played) in enumerate(results):
+            for policy, count in played.items():
+                moves[policy] += count
+            if len(winners) == 1:
+                wins[winners[0]] += 1
+            elif winners:
+                draws += 1
+            else:
+                no_winner += 1
+            log.info("match %d/%d: winners %s; wins so far %s", index + 1, games, winners, wins)
     return {
         "games": games,
         "wins": wins,

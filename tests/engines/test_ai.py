@@ -5,6 +5,7 @@ every policy, within the time budget; the arena counts and rotates."""
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from collections.abc import Iterator
@@ -234,6 +235,14 @@ def test_the_arena_gives_the_same_counts_in_parallel_with_fixed_iterations() -> 
         shared["draws"],
         shared["moves"],
     )
+
+
+def test_the_arena_logs_each_match_as_it_ends(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger=arena.__name__)
+    arena.run("dekal", ["greedy", "random"], games=3, budget_ms=1, seed=4, jobs=2)
+    lines = [record.getMessage() for record in caplog.records if record.name == arena.__name__]
+    assert [line.split(":")[0] for line in lines] == ["match 1/3", "match 2/3", "match 3/3"]
+    assert "wins so far {'greedy': " in lines[-1]
 
 
 def test_the_arena_plays_a_solitaire_and_counts_losses_apart() -> None:
