@@ -491,10 +491,10 @@ def is_loopback(host: str) -> bool:
 
 @contextlib.contextmanager
 def serving(
-    command: list[str], env: dict[str, str], port: int, probe: str, log: Path
+    command: list[str], env: dict[str, str], port: int, probe: str, log: Path, workers: int
 ) -> Iterator[subprocess.Popen]:
     """Run ``command`` (in a session of its own, its output in ``log``) until
-    the block ends."""
+    the block ends, from the moment its ``workers`` gunicorn workers are up."""
     with log.open("wb") as output:
         process = subprocess.Popen(
             command, env=env, cwd=ROOT, stdout=output, stderr=output, start_new_session=True
@@ -512,6 +512,7 @@ def serving(
             if time.monotonic() > deadline:
                 raise SystemExit(f"{command} did not answer on port {port}")
             time.sleep(0.2)
+        workers_booted(process, workers)
         yield process
     finally:
         process.terminate()
@@ -520,6 +521,24 @@ def serving(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def workers_booted(process: subprocess.Popen, workers: int, timeout: float = 60) -> None:
+    """Wait until the gunicorn master has ``workers`` workers and they are
+    idle. The probe is answered by the first worker up: a phase started then
+    would find the others booting, count none of their CPU (``server_cpu``
+    lists the processes when it starts) and send every connection to one."""
+    master = gunicorn_master(process)
+    deadline = time.monotonic() + timeout
+    used = -1.0
+    while time.monotonic() < deadline:
+        pids = process_tree(master)[1:]
+        now = cpu_seconds(pids)
+        if len(pids) >= workers and now - used < 0.02:
+            return
+        used = now
+        time.sleep(0.5)
+    raise SystemExit(f"gunicorn did not start {workers} workers in {timeout:.0f} s")
 
 
 def gunicorn_master(process: subprocess.Popen) -> int:
@@ -957,7 +976,9 @@ def main(argv: list[str] | None = None) -> int:
             )
 
         if {"play", "action", "view", "half"} & set(phases_wanted):
-            with serving(service, env, port, "/readyz", Path(tmp) / "serve.log") as server:
+            with serving(
+                service, env, port, "/readyz", Path(tmp) / "serve.log", args.workers
+            ) as server:
                 for name in ("play", "action", "view"):
                     if name in phases_wanted:
                         phases[name] = measure(server, name)
@@ -980,7 +1001,9 @@ def main(argv: list[str] | None = None) -> int:
                 "bench.baseline_app:create_app()",
             ]
             try:
-                with serving(baseline, env, port, "/get/0", Path(tmp) / "baseline.log") as server:
+                with serving(
+                    baseline, env, port, "/get/0", Path(tmp) / "baseline.log", args.workers
+                ) as server:
                     for name in ("rmw", "get"):
                         if name in phases_wanted:
                             phases[name] = measure(server, name)
