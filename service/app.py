@@ -13,11 +13,13 @@ from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.api import LudothequeApi, init_api
+from service.caching import init_caching
 from service.errors import register_error_handlers
 from service.health import health
 from service.limits import init_limits
 from service.matches import Matches, Settings
 from service.observability import init_observability
+from service.quotas import quotas_for
 from service.store import Store, connect
 
 
@@ -53,6 +55,10 @@ ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("RATE_LIMIT_PER_TOKEN", "LUDOTHEQUE_RATE_LIMIT_PER_TOKEN", str),
     ("CORS_ORIGINS", "LUDOTHEQUE_CORS_ORIGINS", _origins),
     ("TRUSTED_PROXIES", "LUDOTHEQUE_TRUSTED_PROXIES", int),
+    ("WAITING_TTL", "LUDOTHEQUE_WAITING_TTL", int),
+    ("MAX_WAITING_PER_ADDRESS", "LUDOTHEQUE_MAX_WAITING_PER_ADDRESS", int),
+    ("RATE_LIMIT_CREATE", "LUDOTHEQUE_RATE_LIMIT_CREATE", str),
+    ("METRICS_BIND", "LUDOTHEQUE_METRICS_BIND", str),
 ]
 
 
@@ -73,6 +79,10 @@ DEFAULTS: dict[str, Any] = {
     "RATE_LIMIT_PER_TOKEN": "1200/minute",
     "CORS_ORIGINS": [],
     "TRUSTED_PROXIES": 0,
+    "WAITING_TTL": 3600,
+    "MAX_WAITING_PER_ADDRESS": 20,
+    "RATE_LIMIT_CREATE": "60/minute;600/hour",
+    "METRICS_BIND": "",
     "API_TITLE": "Ludothèque",
     "API_VERSION": "v1",
     "OPENAPI_VERSION": "3.1.0",
@@ -109,8 +119,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
         keepalive_s=app.config["SSE_KEEPALIVE_S"],
+        waiting_ttl=app.config["WAITING_TTL"],
     )
-    app.extensions["ludotheque.matches"] = Matches(store, settings)
+    app.extensions["ludotheque.matches"] = Matches(store, settings, quotas_for(app, store))
 
     api = LudothequeApi(app)
     app.extensions["ludotheque.api"] = api
@@ -119,6 +130,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(health)
     init_observability(app)
     init_limits(app, store.client)
+    init_caching(app)
     if app.config["CORS_ORIGINS"]:
         CORS(
             app,
