@@ -14,7 +14,9 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.api import LudothequeApi, init_api
 from service.caching import init_caching
+from service.docs import docs
 from service.errors import register_error_handlers
+from service.hardening import init_hardening
 from service.health import health
 from service.limits import init_limits
 from service.matches import Matches, Settings
@@ -88,8 +90,6 @@ DEFAULTS: dict[str, Any] = {
     "OPENAPI_VERSION": "3.1.0",
     "OPENAPI_URL_PREFIX": "/",
     "OPENAPI_JSON_PATH": "openapi.json",
-    "OPENAPI_SWAGGER_UI_PATH": "/docs",
-    "OPENAPI_SWAGGER_UI_URL": "https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
     "API_SPEC_OPTIONS": {
         "info": {
             "description": "An open game server for Dékal, Pacal, the Gaudí tile game and "
@@ -128,6 +128,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     register_error_handlers(app)
     init_api(api)
     app.register_blueprint(health)
+    app.register_blueprint(docs)  # Swagger UI from the package's own files
+    init_hardening(app)
     init_observability(app)
     init_limits(app, store.client)
     init_caching(app)
