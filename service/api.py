@@ -78,6 +78,8 @@ PROBLEMS = {
     413: "Body too large (payload_too_large)",
     422: "Schema-invalid body (invalid_request, invalid_options) or illegal move "
     "(illegal_action, with the reason)",
+    429: "Over a limit, with Retry-After: too_many_requests; on creation also "
+    "too_many_matches_created, too_many_waiting_matches",
     503: "The store is unavailable (store_unavailable)",
 }
 
@@ -258,7 +260,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
     class MatchCollection(MethodView):
         @blp.arguments(create_schema)
         @blp.response(201, match_schema)
-        @blp.doc(operationId=f"{name}_create_match", **problems(400, 413, 422, 503))
+        @blp.doc(operationId=f"{name}_create_match", **problems(400, 413, 422, 429, 503))
         def post(self, body: dict[str, Any]) -> Response:
             """Create a match.
 
