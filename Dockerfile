@@ -21,6 +21,7 @@ ENV HOME=/tmp \
     PYTHONDONTWRITEBYTECODE=1 \
     LUDOTHEQUE_PREFIX=/opt/ludotheque \
     LUDOTHEQUE_BIND=0.0.0.0:8000 \
+    LUDOTHEQUE_METRICS_BIND=0.0.0.0:9100 \
     PATH=/opt/ludotheque/bin:$PATH
 # A fixed numeric id, so that Kubernetes' runAsNonRoot can check it.
 RUN groupadd --system --gid 10001 ludotheque \
@@ -29,7 +30,8 @@ RUN groupadd --system --gid 10001 ludotheque \
 COPY --from=build /opt/ludotheque /opt/ludotheque
 WORKDIR /opt/ludotheque
 USER 10001:10001
-EXPOSE 8000
+# 8000: the API; 9100: GET /metrics, for the scraper only (never publish it)
+EXPOSE 8000 9100
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
     CMD ["/opt/ludotheque/bin/container.sh", "healthcheck"]
 ENTRYPOINT ["/opt/ludotheque/bin/container.sh"]

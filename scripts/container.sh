@@ -13,8 +13,10 @@
 # Environment: PYTHON (the interpreter that creates the virtualenv, default
 # python3), LUDOTHEQUE_PREFIX (the virtualenv to run from; default: the one this
 # installed copy sits in, else /opt/ludotheque), LUDOTHEQUE_BIND (default
-# 0.0.0.0:8000), LUDOTHEQUE_WORKER_TMP_DIR (default $TMPDIR or /tmp), and every
-# variable the service reads (README, "Running it").
+# 0.0.0.0:8000), LUDOTHEQUE_METRICS_BIND (where GET /metrics is served, apart
+# from the API: the image sets 0.0.0.0:9100; empty: on the API's port),
+# LUDOTHEQUE_WORKER_TMP_DIR (default $TMPDIR or /tmp), and every variable the
+# service reads (README, "Running it").
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)

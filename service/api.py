@@ -22,6 +22,7 @@ from engines import GAMES
 from engines.ai.policies import supported
 from engines.core import Game
 from service import auth
+from service.caching import ETAG_HEADER, VIEWER_HEADERS, if_match_version, names_etag, viewer_etag
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
 from service.matches import Matches, present
 from service.schemas import (
@@ -77,6 +78,8 @@ PROBLEMS = {
     413: "Body too large (payload_too_large)",
     422: "Schema-invalid body (invalid_request, invalid_options) or illegal move "
     "(illegal_action, with the reason)",
+    429: "Over a limit, with Retry-After: too_many_requests; on creation also "
+    "too_many_matches_created, too_many_waiting_matches",
     503: "The store is unavailable (store_unavailable)",
 }
 
@@ -123,8 +126,9 @@ def matches() -> Matches:
     return current_app.extensions["ludotheque.matches"]
 
 
-def etag(version: int) -> str:
-    return f'"{version}"'
+def etag(version: int, seat: int | None = None) -> str:
+    """The version as ``seat`` (None: a spectator) sees it (service.caching)."""
+    return viewer_etag(version, seat)
 
 
 def header_number(name: str) -> int | None:
@@ -138,13 +142,9 @@ def header_number(name: str) -> int | None:
     return int(tag)
 
 
-def none_match(version: int) -> bool:
-    """Whether ``If-None-Match`` already names ``version``."""
-    raw = request.headers.get("If-None-Match")
-    if raw is None:
-        return False
-    tags = {t.strip().removeprefix("W/").strip('"') for t in raw.split(",")}
-    return "*" in tags or str(version) in tags
+def none_match(tag: str) -> bool:
+    """Whether ``If-None-Match`` already names ``tag``."""
+    return names_etag(request.headers.get("If-None-Match"), tag)
 
 
 def required_token() -> str:
@@ -260,7 +260,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
     class MatchCollection(MethodView):
         @blp.arguments(create_schema)
         @blp.response(201, match_schema)
-        @blp.doc(operationId=f"{name}_create_match", **problems(400, 413, 422, 503))
+        @blp.doc(operationId=f"{name}_create_match", **problems(400, 413, 422, 429, 503))
         def post(self, body: dict[str, Any]) -> Response:
             """Create a match.
 
@@ -268,7 +268,9 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             answer only; each `{}` seat stays open for someone to join.
             """
             options = body.get("options") or options_schema().load({})
-            answer = matches().create(game, body["players"], options, body.get("seed"))
+            answer = matches().create(
+                game, body["players"], options, body.get("seed"), creator=request.remote_addr
+            )
             location = f"/v1/games/{name}/matches/{answer['id']}"
             return json_response(
                 answer, 201, {"Location": location, "ETag": etag(answer["version"])}
@@ -276,24 +278,30 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
 
     @blp.route("/matches/<match_id>")
     class MatchResource(MethodView):
-        @blp.response(200, match_schema, headers={"ETag": {"schema": {"type": "string"}}})
+        @blp.response(200, match_schema, headers=ETAG_HEADER | VIEWER_HEADERS)
         @blp.doc(
             operationId=f"{name}_get_match",
             security=OPTIONAL_SEAT_TOKEN,
             parameters=[{"in": "header", "name": "If-None-Match", "schema": {"type": "string"}}],
             **problems(401, 403, 404, 503),
         )
-        @blp.alt_response(304, description="Not modified: the version is the one you named")
+        @blp.alt_response(
+            304,
+            description="Not modified: your view of this version is the one you named",
+            headers=ETAG_HEADER | VIEWER_HEADERS,
+        )
         def get(self, match_id: str) -> Response:
             """The match as the caller may see it: a seat's view with its token,
-            a spectator's without. `ETag` is the version."""
+            a spectator's without. `ETag` names the version and the viewer; the
+            token is checked before `If-None-Match` is."""
             token = auth.bearer_token()
             loaded = matches().load(game, match_id)
-            if none_match(loaded.version):
-                return Response(status=304, headers={"ETag": etag(loaded.version)})
             seat = matches().seat_for(loaded, token)
+            tag = etag(loaded.version, seat)
+            if none_match(tag):
+                return Response(status=304, headers={"ETag": tag})
             payload = present(game, loaded.match, loaded.version, seat)
-            return json_response(payload, headers={"ETag": etag(loaded.version)})
+            return json_response(payload, headers={"ETag": tag})
 
     @blp.route("/matches/<match_id>/seats/<int:seat>")
     class SeatResource(MethodView):
@@ -308,7 +316,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
 
     @blp.route("/matches/<match_id>/legal-actions")
     class LegalActions(MethodView):
-        @blp.response(200, ref["legal_actions"])
+        @blp.response(200, ref["legal_actions"], headers=VIEWER_HEADERS)
         @blp.doc(
             operationId=f"{name}_legal_actions",
             security=SEAT_TOKEN,
@@ -321,7 +329,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
 
     @blp.route("/matches/<match_id>/actions")
     class Actions(MethodView):
-        @blp.response(200, match_schema)
+        @blp.response(200, match_schema, headers=VIEWER_HEADERS)
         @blp.doc(
             operationId=f"{name}_play_action",
             security=SEAT_TOKEN,
@@ -334,7 +342,8 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                     "in": "header",
                     "name": "If-Match",
                     "schema": {"type": "string"},
-                    "description": "play only if the match is still at this version (else 412)",
+                    "description": "play only if the match is still at this version (else "
+                    '412): `"7"`, or the `ETag` of a view of it, `"7-s0"`',
                 },
                 {
                     "in": "header",
@@ -348,7 +357,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         def post(self, match_id: str) -> Response:
             """Play one action; the answer is the match as the caller sees it after it."""
             token = required_token()
-            if_match = header_number("If-Match")
+            if_match = if_match_version()
             key = request.headers.get("Idempotency-Key")
             if key is not None and not 1 <= len(key) <= 200:
                 raise Problem(400, "invalid_request", "Idempotency-Key takes 1 to 200 characters")
@@ -360,7 +369,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
     @blp.route("/matches/<match_id>/events")
     class Events(MethodView):
         @blp.arguments(EventsQuerySchema, location="query", as_kwargs=True)
-        @blp.response(200, EventsSchema)
+        @blp.response(200, EventsSchema, headers=VIEWER_HEADERS)
         @blp.doc(
             operationId=f"{name}_events",
             security=OPTIONAL_SEAT_TOKEN,

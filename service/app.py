@@ -13,11 +13,15 @@ from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.api import LudothequeApi, init_api
+from service.caching import init_caching
+from service.docs import docs
 from service.errors import register_error_handlers
+from service.hardening import init_hardening
 from service.health import health
 from service.limits import init_limits
 from service.matches import Matches, Settings
 from service.observability import init_observability
+from service.quotas import quotas_for
 from service.store import Store, connect
 
 
@@ -53,6 +57,10 @@ ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("RATE_LIMIT_PER_TOKEN", "LUDOTHEQUE_RATE_LIMIT_PER_TOKEN", str),
     ("CORS_ORIGINS", "LUDOTHEQUE_CORS_ORIGINS", _origins),
     ("TRUSTED_PROXIES", "LUDOTHEQUE_TRUSTED_PROXIES", int),
+    ("WAITING_TTL", "LUDOTHEQUE_WAITING_TTL", int),
+    ("MAX_WAITING_PER_ADDRESS", "LUDOTHEQUE_MAX_WAITING_PER_ADDRESS", int),
+    ("RATE_LIMIT_CREATE", "LUDOTHEQUE_RATE_LIMIT_CREATE", str),
+    ("METRICS_BIND", "LUDOTHEQUE_METRICS_BIND", str),
 ]
 
 
@@ -73,13 +81,15 @@ DEFAULTS: dict[str, Any] = {
     "RATE_LIMIT_PER_TOKEN": "1200/minute",
     "CORS_ORIGINS": [],
     "TRUSTED_PROXIES": 0,
+    "WAITING_TTL": 3600,
+    "MAX_WAITING_PER_ADDRESS": 20,
+    "RATE_LIMIT_CREATE": "60/minute;600/hour",
+    "METRICS_BIND": "",
     "API_TITLE": "Ludothèque",
     "API_VERSION": "v1",
     "OPENAPI_VERSION": "3.1.0",
     "OPENAPI_URL_PREFIX": "/",
     "OPENAPI_JSON_PATH": "openapi.json",
-    "OPENAPI_SWAGGER_UI_PATH": "/docs",
-    "OPENAPI_SWAGGER_UI_URL": "https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
     "API_SPEC_OPTIONS": {
         "info": {
             "description": "An open game server for Dékal, Pacal, the Gaudí tile game and "
@@ -109,16 +119,20 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
         keepalive_s=app.config["SSE_KEEPALIVE_S"],
+        waiting_ttl=app.config["WAITING_TTL"],
     )
-    app.extensions["ludotheque.matches"] = Matches(store, settings)
+    app.extensions["ludotheque.matches"] = Matches(store, settings, quotas_for(app, store))
 
     api = LudothequeApi(app)
     app.extensions["ludotheque.api"] = api
     register_error_handlers(app)
     init_api(api)
     app.register_blueprint(health)
+    app.register_blueprint(docs)  # Swagger UI from the package's own files
+    init_hardening(app)
     init_observability(app)
     init_limits(app, store.client)
+    init_caching(app)
     if app.config["CORS_ORIGINS"]:
         CORS(
             app,

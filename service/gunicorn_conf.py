@@ -27,7 +27,7 @@ from prometheus_client import multiprocess  # noqa: E402
 
 from service import lifecycle  # noqa: E402
 from service.errors import HTTP_CODES, PROBLEM_TYPE  # noqa: E402
-from service.observability import configure_logging  # noqa: E402
+from service.observability import configure_logging, serve_metrics_on  # noqa: E402
 
 bind = os.environ.get("LUDOTHEQUE_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("LUDOTHEQUE_WORKERS", "1"))
@@ -71,6 +71,12 @@ def write_problem(sock, status_int: int, reason: str, mesg: str) -> None:
 
 # gunicorn's workers call util.write_error for these; the workers inherit this module.
 util.write_error = write_problem
+
+
+def when_ready(server):
+    # /metrics on an address of its own, not the API's (service.observability)
+    if os.environ.get("LUDOTHEQUE_METRICS_BIND"):
+        serve_metrics_on(os.environ["LUDOTHEQUE_METRICS_BIND"])
 
 
 def post_worker_init(worker):

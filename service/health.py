@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 from flask import Blueprint, Response, current_app
 
 from service.errors import Problem
 
 health = Blueprint("health", __name__)
+log = logging.getLogger(__name__)
 
 
 @health.get("/healthz")
@@ -17,12 +20,14 @@ def healthz() -> Response:
 
 @health.get("/readyz")
 def readyz() -> Response:
-    """Redis is reachable and the scripts are loaded (readiness)."""
+    """Redis is reachable and the scripts are loaded (readiness). The answer
+    says only whether: why not goes to the log, never to the caller (it can
+    name hosts, ports, versions)."""
     store = current_app.extensions["ludotheque.matches"].store
     try:
         store.ready()
-    except Exception as unavailable:  # any failure means: send no traffic here
-        raise Problem(
-            503, "store_unavailable", f"not ready: {unavailable}", headers={"Retry-After": "1"}
-        ) from None
+    except Exception:  # any failure means: send no traffic here
+        log.warning("not ready", exc_info=True)
+        retry = {"Retry-After": "1"}
+        raise Problem(503, "store_unavailable", "not ready", headers=retry) from None
     return Response('{"status":"ready"}', mimetype="application/json")

@@ -27,6 +27,7 @@ from service import auth, lifecycle
 from service.errors import Problem, from_illegal_action
 from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
+from service.quotas import Quotas
 from service.store import Loaded, Store, Written, idempotency_key
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -39,6 +40,7 @@ class Settings:
     idle_ttl: int = 7 * 24 * 3600  # seconds an untouched match lives
     max_attempts: int = 50  # compare-and-set attempts before answering 409
     keepalive_s: float = 10  # at most this long between two writes on an event stream
+    waiting_ttl: int = 3600  # seconds a match with an open seat lives after its last change
 
 
 def status_of(game: Game, match: dict[str, Any]) -> str:
@@ -67,9 +69,10 @@ def present(game: Game, match: dict[str, Any], version: int, seat: int | None) -
 
 
 class Matches:
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(self, store: Store, settings: Settings, quotas: Quotas | None = None) -> None:
         self.store = store
         self.settings = settings
+        self.quotas = quotas  # None: no creation limit nor cap on waiting matches
 
     # -- reading ---------------------------------------------------------------
     def load(self, game: Game, match_id: str, replay_key: str | None = None) -> Loaded:
@@ -163,9 +166,11 @@ class Matches:
         players: list[dict[str, Any]],
         options: dict[str, Any],
         seed: int | None,
+        creator: str | None = None,
     ) -> dict[str, Any]:
         """A new match; ``options`` were loaded by the match options schema
-        (the game's options plus ``turn_timeout_s``)."""
+        (the game's options plus ``turn_timeout_s``); ``creator``: the
+        address that asked (never shown), which the quotas count against."""
         if not game.min_players <= len(players) <= game.max_players:
             raise Problem(
                 422,
@@ -196,10 +201,14 @@ class Matches:
             ],
             "deadlines": [None] * len(players),
             "state": state,
+            "creator": creator,
         }
         events = [{"type": "match_created", "seats": public_seats(match)}]
-        if status_of(game, match) == "active":
+        waiting = status_of(game, match) == "waiting"
+        if not waiting:
             events.append({"type": "match_started"})
+        if self.quotas is not None and creator is not None:
+            self.quotas.admit(creator, match["id"] if waiting else None, time.time())
         version = self._commit(game, match, 0, events).version
         if version is None:  # a 128-bit random id already taken: not in this universe
             raise Problem(409, "conflict", "could not create the match; retry")
@@ -231,6 +240,10 @@ class Matches:
             if status_of(game, loaded.match) == "active":
                 events.append({"type": "match_started"})
             if self._commit(game, loaded.match, loaded.version, events).version is not None:
+                creator = loaded.match.get("creator")
+                if self.quotas is not None and creator is not None:
+                    waits = status_of(game, loaded.match) == "waiting"
+                    self.quotas.joined(creator, match_id, waits, time.time())
                 taken = {"seat": seat, "name": name, "bot": bot}
                 return taken | ({"token": token} if token else {})
         raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
@@ -350,8 +363,10 @@ class Matches:
         counters: list[Counter] | None = None,
     ) -> Written:
         refresh_deadlines(game, match, time.time())
-        finished = status_of(game, match) == "finished"
-        ttl = self.settings.finished_ttl if finished else self.settings.idle_ttl
+        status = status_of(game, match)
+        ttl = self.settings.finished_ttl if status == "finished" else self.settings.idle_ttl
+        if status == "waiting":
+            ttl = self.settings.waiting_ttl
         version = expected + 1
         stamped = [{"version": version, **event} for event in events]
         written = self.store.commit(

@@ -6,6 +6,11 @@ container do) so that ``/metrics`` adds up every worker process.
 Logs are one JSON object per line; a request's lines carry its id, taken
 from ``X-Request-ID`` when the client sends a sane one and echoed back.
 Nothing here ever logs a header or a body, so tokens never reach the logs.
+
+With LUDOTHEQUE_METRICS_BIND (``host:port``), ``/metrics`` leaves the API:
+gunicorn's master serves the metrics on that address alone (``serve_metrics_on``),
+so that the public port never shows request counts, routes and latencies,
+and a scraper reaches them on an address the Ingress does not route.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
     multiprocess,
+    start_http_server,
 )
 from pythonjsonlogger.orjson import OrjsonFormatter
 
@@ -58,13 +64,25 @@ SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 metrics = Blueprint("metrics", __name__)
 
 
+def collected() -> CollectorRegistry:
+    """The registry to expose: every worker's, under gunicorn."""
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return REGISTRY
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)
+    return registry
+
+
 @metrics.get("/metrics")
 def serve_metrics() -> Response:
-    registry = REGISTRY
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
-    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(collected()), mimetype=CONTENT_TYPE_LATEST)
+
+
+def serve_metrics_on(bind: str) -> None:
+    """Serve the metrics on ``bind`` (``host:port``, ``[::1]:9100``) from a
+    thread of this process: gunicorn's master, which outlives its workers."""
+    host, _, port = bind.rpartition(":")
+    start_http_server(int(port), host.strip("[]") or "0.0.0.0", registry=collected())
 
 
 class RequestIdFilter(logging.Filter):
@@ -87,7 +105,8 @@ def configure_logging(level: str = "INFO") -> None:
 
 
 def init_observability(app: Flask) -> None:
-    app.register_blueprint(metrics)
+    if not app.config.get("METRICS_BIND"):  # else served apart (serve_metrics_on)
+        app.register_blueprint(metrics)
 
     @app.before_request
     def start() -> None:

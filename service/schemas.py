@@ -112,7 +112,7 @@ class MatchSchema(Schema):
     status = fields.String(
         required=True, validate=validate.OneOf(["waiting", "active", "finished"])
     )
-    version = fields.Integer(required=True, metadata={"description": "also the ETag"})
+    version = fields.Integer(required=True, metadata={"description": "named by the ETag"})
     seats = fields.List(fields.Nested(SeatSchema), required=True)
     to_act = fields.List(fields.Integer(), required=True, metadata={"description": "seats to act"})
     deadlines = fields.List(

@@ -62,7 +62,7 @@ def test_create_gives_tokens_to_named_seats_only_and_only_once(api):
     assert created.status_code == 201
     match = created.json()
     assert created.headers["Location"] == f"/v1/games/{GAME}/matches/{match['id']}"
-    assert created.headers["ETag"] == f'"{match["version"]}"'
+    assert created.headers["ETag"] == f'"{match["version"]}-spectator"'
     assert match["seats"][0]["name"] == "Ada" and "token" in match["seats"][0]
     assert match["seats"][1] == {"seat": 1, "name": None, "bot": None, "open": True}
     assert match["status"] == "waiting"
@@ -233,11 +233,11 @@ def test_join_open_seats_then_the_match_starts(api):
 
 
 # -- versions -----------------------------------------------------------------
-def test_etag_is_the_version_and_if_none_match_gives_304(api):
+def test_etag_is_the_version_and_viewer_and_if_none_match_gives_304(api):
     match_id, tokens = new(api)
     first = api.get(GAME, match_id, tokens[0])
     etag = first.headers["ETag"]
-    assert etag == f'"{first.json()["version"]}"'
+    assert etag == f'"{first.json()["version"]}-s0"'
     cached = api.get(GAME, match_id, tokens[0], **{"If-None-Match": etag})
     assert cached.status_code == 304 and cached.headers["ETag"] == etag and not cached.content
     api.act(GAME, match_id, tokens[1], first_legal(api, match_id, tokens[1]))

@@ -47,7 +47,8 @@ def play_random(api: ApiClient, game: Game, n_players: int, seed: int, check_eve
             for seat in [None, *range(n_players)]:
                 got = api.get(game.name, match["id"], None if seat is None else tokens[seat])
                 assert got.status_code == 200, got.text
-                assert got.headers["ETag"] == f'"{version}"'
+                viewer = "spectator" if seat is None else f"s{seat}"
+                assert got.headers["ETag"] == f'"{version}-{viewer}"'
                 body = got.json()
                 assert body["view"] == orjson.loads(orjson.dumps(game.view(state, seat)))
                 assert body["your_seat"] == seat

@@ -225,8 +225,13 @@ def test_image_starts_through_the_script_with_a_healthcheck(dockerfile):
         f"{IMAGE_PREFIX}/bin/container.sh",
         "healthcheck",
     ]
-    assert runtime.env()["LUDOTHEQUE_BIND"].startswith("0.0.0.0:")
-    assert runtime.all("EXPOSE") == [runtime.env()["LUDOTHEQUE_BIND"].rsplit(":", 1)[1]]
+    env = runtime.env()
+    assert env["LUDOTHEQUE_BIND"].startswith("0.0.0.0:")
+    assert env["LUDOTHEQUE_METRICS_BIND"].startswith("0.0.0.0:")
+    api, metrics = (
+        env[name].rsplit(":", 1)[1] for name in ("LUDOTHEQUE_BIND", "LUDOTHEQUE_METRICS_BIND")
+    )
+    assert api != metrics and runtime.all("EXPOSE") == [f"{api} {metrics}"]
 
 
 def test_image_embeds_no_redis(dockerfile):
@@ -322,8 +327,13 @@ def test_start_refuses_to_run_without_redis_url(image):
 
 
 def test_image_serves_a_match_and_stops_cleanly_on_sigterm(image, redis_url, tmp_path):
-    port = free_port()
-    env = {**image.env, "REDIS_URL": redis_url, "LUDOTHEQUE_BIND": f"127.0.0.1:{port}"}
+    port, metrics_port = free_port(), free_port()
+    env = {
+        **image.env,
+        "REDIS_URL": redis_url,
+        "LUDOTHEQUE_BIND": f"127.0.0.1:{port}",
+        "LUDOTHEQUE_METRICS_BIND": f"127.0.0.1:{metrics_port}",
+    }
     log = (tmp_path / "server.log").open("w+")
     server = subprocess.Popen(
         image.command, cwd=image.prefix, env=env, stdout=log, stderr=subprocess.STDOUT
@@ -352,6 +362,11 @@ def test_image_serves_a_match_and_stops_cleanly_on_sigterm(image, redis_url, tmp
         match = created.json()
         seen = requests.get(f"{base}/v1/games/dekal/matches/{match['id']}", timeout=10)
         assert seen.status_code == 200 and seen.json()["status"] == "active"
+        # the metrics are served apart, adding up every worker, and not on the API
+        assert requests.get(base + "/metrics", timeout=10).status_code == 404
+        metrics = requests.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10)
+        assert metrics.status_code == 200
+        assert 'route="/v1/games/dekal/matches"' in metrics.text
     finally:
         server.send_signal(signal.SIGTERM)
         try:

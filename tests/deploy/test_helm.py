@@ -676,7 +676,11 @@ CASES: dict[str, dict[str, Any]] = {
     "no-worker-no-budgets": {
         "redis": {"url": REDIS_URL},
         "worker": {"enabled": False, "autoscaling": {"enabled": True}},
-        "api": {"podDisruptionBudget": {"enabled": False}, "preStopSleepSeconds": 0},
+        "api": {
+            "podDisruptionBudget": {"enabled": False},
+            "preStopSleepSeconds": 0,
+            "metricsPort": 0,
+        },
         "fullnameOverride": "ludo",
     },
 }
@@ -751,7 +755,7 @@ def test_api_probes_hit_healthz_and_readyz_on_the_port_gunicorn_binds(case):
     _, objects = case
     api = next(t for n, t in pod_specs(objects).items() if n.endswith("-api"))
     (container,) = api["spec"]["containers"]
-    (port,) = container["ports"]
+    port = next(p for p in container["ports"] if p["name"] == "http")
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["LUDOTHEQUE_BIND"] == f"0.0.0.0:{port['containerPort']}"
     assert int(env["LUDOTHEQUE_WORKERS"]) >= 1
@@ -760,6 +764,25 @@ def test_api_probes_hit_healthz_and_readyz_on_the_port_gunicorn_binds(case):
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": port["name"]}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": port["name"]}
     assert container["startupProbe"]["httpGet"]["path"] == "/healthz"
+
+
+def test_metrics_are_served_apart_on_a_port_nothing_routes(case):
+    name, objects = case
+    api = next(t for n, t in pod_specs(objects).items() if n.endswith("-api"))
+    (container,) = api["spec"]["containers"]
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    if name == "no-worker-no-budgets":  # api.metricsPort: 0, /metrics on the API's port
+        assert set(ports) == {"http"} and env["LUDOTHEQUE_METRICS_BIND"] == ""
+        return
+    assert ports["metrics"] == 9100 and ports["metrics"] != ports["http"]
+    assert env["LUDOTHEQUE_METRICS_BIND"] == "0.0.0.0:9100"
+    (service,) = by_kind(objects, "Service").values()
+    assert [p["targetPort"] for p in service["spec"]["ports"]] == ["http"]
+    for ingress in by_kind(objects, "Ingress").values():
+        for rule in ingress["spec"]["rules"]:
+            for path in rule["http"]["paths"]:
+                assert path["backend"]["service"]["port"] == {"name": "http"}
 
 
 def test_the_worker_runs_the_worker_command(chart):

@@ -1,0 +1,59 @@
+"""Answers that give nothing away and take nothing ambiguous.
+
+- A JSON body with a duplicate key is refused (400): parsers disagree on
+  which value wins (orjson and Python's json keep the last, others the
+  first), so a proxy, a validator and this service could each read another
+  request out of the same bytes.
+- ``OPTIONS`` on any route is an empty 204 with ``Allow``, never Flask's
+  default (an empty 200 labelled text/html). A CORS preflight keeps the
+  status and headers that CORS gives it, less that label.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Flask, Response, request
+
+from service.errors import Problem
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise Problem(400, "invalid_request", f"the JSON body repeats the key {key!r}")
+            seen.add(key)
+    return found
+
+
+def check_unique_keys(body: bytes) -> None:
+    """400 when ``body`` is JSON with an object that repeats a key; a body
+    that is not JSON at all is left for the route's own parser to refuse."""
+    try:
+        json.loads(body, object_pairs_hook=_refuse_duplicates)
+    except (ValueError, RecursionError):
+        return
+
+
+def init_hardening(app: Flask) -> None:
+    @app.before_request
+    def unique_keys() -> None:
+        if request.method in ("POST", "PUT", "PATCH") and request.content_length != 0:
+            body = request.get_data(cache=True)
+            if body:
+                check_unique_keys(body)
+
+    @app.after_request
+    def empty_options(response: Response) -> Response:
+        if request.method == "OPTIONS" and response.status_code == 200:
+            preflight = "Access-Control-Request-Method" in request.headers
+            if not preflight:
+                response.status_code = 204
+                response.set_data(b"")
+            if not response.get_data():
+                del response.headers["Content-Type"]
+        return response
