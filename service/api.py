@@ -264,6 +264,11 @@ def record_schema(game: Game) -> type[Schema]:
         {
             "seat": fields.Integer(required=True),
             "action": fields.Raw(required=True, metadata=action),
+            "events": fields.List(
+                fields.Dict(),
+                required=True,
+                metadata={"description": "the public events the action caused, as in the log"},
+            ),
         },
     )
     return type(

@@ -80,16 +80,20 @@ def revealed(match: dict[str, Any], outcome: dict[str, Any] | None) -> dict[str,
     return {**outcome, **reveal}
 
 
+REVEALED = ("seeded", "seed", "salt")
+
+
 def build_record(
     match: dict[str, Any],
     engine_options: dict[str, Any],
-    actions: list[dict[str, Any]],
+    log: list[dict[str, Any]],
     outcome: dict[str, Any],
     final_view: dict[str, Any],
 ) -> dict[str, Any]:
-    """The whole record of a finished match. ``actions``: the log's action
-    entries, in order (``{"seat": .., "action": ..}``); ``final_view``: what
-    a spectator sees at the end (the table as the last action left it)."""
+    """The whole record of a finished match, from its whole ``log``: each
+    action with its seat and the public events it caused (what every
+    spectator saw), so that a changed action shows even when the outcome
+    stays the same. ``final_view``: what a spectator sees at the end."""
     salt = match.get("salt")
     return {
         "format": FORMAT,
@@ -104,16 +108,32 @@ def build_record(
         "seed": match["seed"],
         "salt": salt,
         "seed_commitment": None if salt is None else commitment(match["seed"], salt),
-        "actions": [{"seat": a["seat"], "action": a["action"]} for a in actions],
+        "actions": played(log),
         "outcome": outcome,
         "final_view": final_view,
     }
 
 
+def played(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The log's actions in order, each with the public events that the
+    engine returned with it (as ``apply`` returned them)."""
+    steps: list[dict[str, Any]] = []
+    version = None
+    for event in log:
+        if event["type"] == "action":
+            steps.append({"seat": event["seat"], "action": event["action"], "events": []})
+            version = event["version"]
+        elif steps and event["version"] == version and "to" not in event:
+            drop = ("index", "version", *(REVEALED if event["type"] == "match_over" else ()))
+            steps[-1]["events"].append({k: v for k, v in event.items() if k not in drop})
+    return steps
+
+
 def verify(record: dict[str, Any]) -> list[str]:
     """What is wrong with ``record``: [] when its seed and salt give its
     commitment and its actions, replayed from its seed, are all legal and
-    end the match with its outcome and its final view."""
+    cause the public events it records, and end the match with its outcome
+    and its final view."""
     problems = []
     try:
         game = GAMES[record["game"]]
@@ -138,12 +158,14 @@ def verify(record: dict[str, Any]) -> list[str]:
         return [*problems, f"the options do not set up a match: {refused!r}"]
     for number, step in enumerate(actions, 1):
         try:
-            seat, action = step["seat"], copy.deepcopy(step["action"])
+            seat, action, seen = step["seat"], copy.deepcopy(step["action"]), step["events"]
             if seat not in game.to_act(state):
                 return [*problems, f"action {number}: seat {seat} was not to act"]
-            game.apply(state, seat, action)
+            events = game.apply(state, seat, action)
         except Exception as refused:
             return [*problems, f"action {number} does not replay: {refused!r}"]
+        if _plain([e for e in events if "to" not in e]) != _plain(seen):
+            return [*problems, f"action {number} does not cause the events the record shows"]
     replayed = game.outcome(state)
     if replayed is None:
         problems.append(f"the {len(actions)} actions do not finish the match")

@@ -101,16 +101,14 @@ class Matches:
             raise Problem(
                 409, "match_not_over", "a match's record is readable once the match is over"
             )
-        actions: list[dict[str, Any]] = []
-        after = 0
-        while page := self.store.events(match_id, after, 1000):
-            actions += [event for event in page if event["type"] == "action"]
-            after = page[-1]["index"]
+        log: list[dict[str, Any]] = []
+        while page := self.store.events(match_id, len(log), 1000):
+            log += page
         state = match["state"]
         return fairness.build_record(
             match,
             engine_options(match["options"]),
-            actions,
+            log,
             game.outcome(state),
             game.view(state, None),
         )

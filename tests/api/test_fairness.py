@@ -83,6 +83,14 @@ def finished_match(api: ApiClient, game: str, seeded: bool = False) -> dict[str,
     return {"id": match["id"], "answers": answers, "tokens": tokens, "record": record.json()}
 
 
+def spectator_log(api: ApiClient, game: str, match_id: str) -> list[dict[str, Any]]:
+    seen, after = [], 0
+    while page := api.events(game, match_id, after=after).json()["events"]:
+        seen += page
+        after = page[-1]["index"]
+    return seen
+
+
 @pytest.fixture(scope="module")
 def records(live) -> dict[str, dict[str, Any]]:
     api = ApiClient(live.base, live.http)
@@ -135,7 +143,8 @@ def test_the_outcome_reveals_the_seed_and_salt_of_the_commitment_shown_from_crea
 
 
 @pytest.mark.parametrize("game", GAME_NAMES)
-def test_the_record_replays_to_the_outcome_and_verifies(tmp_path, records, game):
+def test_the_record_replays_to_the_outcome_and_verifies(live, tmp_path, records, game):
+    api = ApiClient(live.base, live.http)
     found = records[game]
     record = found["record"]
     last = found["answers"][-1]
@@ -144,6 +153,14 @@ def test_the_record_replays_to_the_outcome_and_verifies(tmp_path, records, game)
     assert (record["seed"], record["salt"]) == (last["outcome"]["seed"], last["outcome"]["salt"])
     assert record["seed_commitment"] == found["answers"][0]["seed_commitment"]
     assert len(record["actions"]) == len(found["answers"]) - 1
+    # Beside each action, the public events it caused: what a spectator saw, in order.
+    service_events = {"match_created", "match_started", "seat_joined", "timeout"}
+    seen = [
+        {k: v for k, v in e.items() if k not in ("index", "version", "seeded", "seed", "salt")}
+        for e in spectator_log(api, game, found["id"])
+        if e["type"] not in service_events
+    ]
+    assert [e for step in record["actions"] for e in step["events"]] == seen
     assert verify(record) == []
     checked = run_verify(tmp_path, record)
     assert checked.returncode == 0, checked.stderr
@@ -185,6 +202,10 @@ def tamperings(game: str, record: dict[str, Any]) -> dict[str, dict[str, Any]]:
     seats[0]["seat"] = 1 - seats[0]["seat"]
     found["an action's seat"] = changed(actions=seats)
     found["the last action, dropped"] = changed(actions=record["actions"][:-1])
+    events = copy.deepcopy(record["actions"])
+    first = next(step for step in events if step["events"])
+    first["events"][0]["tampered"] = True
+    found["an event"] = changed(actions=events)
     swapped = copy.deepcopy(record["outcome"])
     swapped["winners"] = [1 - swapped["winners"][0]] if len(swapped["winners"]) == 1 else [0]
     found["the winners"] = changed(outcome=swapped)
