@@ -144,6 +144,7 @@ def play_and_watch(
     untokened = [{k: v for k, v in seat.items() if k != "token"} for seat in created["seats"]]
     watch.check(None, stored["state"], "creation answer", {**created, "seats": untokened})
     state = new_match(game, players, stored["seed"], OPTIONS.get(game_name))
+    record_url = f"{api.base}/v1/games/{game_name}/matches/{match_id}/record"
     rng = random.Random(seed)
     viewers: list[int | None] = [None, *range(players)]
     after = dict.fromkeys(viewers, 0)
@@ -172,6 +173,10 @@ def play_and_watch(
                 after[viewer] = page["next"]
         if not to_act:
             break
+        if step % (every * 10) == 0:
+            early = api.http.get(record_url)
+            assert early.status_code == 409, early.text
+            watch.check(None, state, "record before the end", early.json())
         seat = rng.choice(to_act)
         if step % every == 0:
             legal = api.legal(game_name, match_id, tokens[seat]).json()
@@ -194,7 +199,7 @@ def play_and_watch(
         game.apply(state, seat, action)
         watch.check(seat, state, "action answer", played.json())
     assert game.outcome(state) is not None
-    record = api.http.get(f"{api.base}/v1/games/{game_name}/matches/{match_id}/record").json()
+    record = api.http.get(record_url).json()
     assert (record["seed"], record["salt"]) == (watch.seed, watch.salt)
     for secret in watch.forbidden:
         assert secret not in orjson.dumps(record).decode(), "a token or its hash in the record"
