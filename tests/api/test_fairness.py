@@ -19,6 +19,7 @@ import orjson
 import pytest
 
 from engines import GAMES
+from service.api import game_schemas, record_schema
 from service.fairness import commitment, verify
 from service.store import match_key
 from tests.api.client import ApiClient
@@ -162,6 +163,9 @@ def test_the_record_replays_to_the_outcome_and_verifies(live, tmp_path, records,
     ]
     assert [e for step in record["actions"] for e in step["events"]] == seen
     assert verify(record) == []
+    # The record and the final answer are what the contract says.
+    assert record_schema(GAMES[game])().validate(record) == {}
+    assert game_schemas(GAMES[game])[2]().validate(found["answers"][-1]) == {}
     checked = run_verify(tmp_path, record)
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.startswith("ok: ")
