@@ -34,6 +34,8 @@ from service.schemas import (
     JoinedSchema,
     JoinSchema,
     MatchSchema,
+    RecordSchema,
+    RevealedSchema,
     StreamQuerySchema,
 )
 
@@ -73,11 +75,12 @@ PROBLEMS = {
     401: "Token missing or malformed (token_required)",
     403: "Token holds no seat here (invalid_token)",
     404: "Unknown game, match or seat",
-    409: "Not now: not_your_turn, match_not_started, match_over, seat_taken, conflict",
+    409: "Not now: not_your_turn, match_not_started, match_over, match_not_over, seat_taken, "
+    "conflict",
     412: "If-Match names another version (version_mismatch)",
     413: "Body too large (payload_too_large)",
-    422: "Schema-invalid body (invalid_request, invalid_options) or illegal move "
-    "(illegal_action, with the reason)",
+    422: "Schema-invalid body (invalid_request, invalid_options), illegal move "
+    "(illegal_action, with the reason) or a chosen seed where others play (seed_not_allowed)",
     429: "Over a limit, with Retry-After: too_many_requests; on creation also "
     "too_many_matches_created, too_many_waiting_matches",
     503: "The store is unavailable (store_unavailable)",
@@ -237,10 +240,55 @@ def game_schemas(game: Game) -> tuple[type[Schema], type[Schema], type[Schema]]:
         {
             "options": fields.Nested(options, required=True),
             "view": fields.Nested(game.view_schema, required=True),
-            "outcome": fields.Nested(game.outcome_schema, allow_none=True, required=True),
+            "outcome": fields.Nested(revealed_outcome(game), allow_none=True, required=True),
         },
     )
     return options, create, match
+
+
+@functools.cache
+def revealed_outcome(game: Game) -> type[Schema]:
+    """``game``'s outcome with the match's seed and salt revealed."""
+    prefix = game.name.capitalize()
+    return type(f"{prefix}MatchOutcomeSchema", (game.outcome_schema, RevealedSchema), {})
+
+
+@functools.cache
+def record_schema(game: Game) -> type[Schema]:
+    """The record of a finished ``game`` match, its actions typed as the game's."""
+    prefix = game.name.capitalize()
+    action = {"allOf": [{"$ref": f"#/components/schemas/{prefix}Action"}]}
+    step = type(
+        f"{prefix}RecordActionSchema",
+        (Schema,),
+        {
+            "seat": fields.Integer(required=True),
+            "action": fields.Raw(required=True, metadata=action),
+            "events": fields.List(
+                fields.Dict(),
+                required=True,
+                metadata={"description": "the public events the action caused, as in the log"},
+            ),
+        },
+    )
+    return type(
+        f"{prefix}RecordSchema",
+        (RecordSchema,),
+        {
+            "options": fields.Nested(game.options_schema, required=True),
+            "actions": fields.List(
+                fields.Nested(step),
+                required=True,
+                metadata={"description": "every accepted action, in order, with its seat"},
+            ),
+            "outcome": fields.Nested(game.outcome_schema, required=True),
+            "final_view": fields.Nested(
+                game.view_schema,
+                required=True,
+                metadata={"description": "what a spectator sees at the end"},
+            ),
+        },
+    )
 
 
 def game_blueprint(api: Api, game: Game) -> Blueprint:
@@ -302,6 +350,19 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                 return Response(status=304, headers={"ETag": tag})
             payload = present(game, loaded.match, loaded.version, seat)
             return json_response(payload, headers={"ETag": tag})
+
+    @blp.route("/matches/<match_id>/record")
+    class Record(MethodView):
+        @blp.response(200, record_schema(game))
+        @blp.doc(operationId=f"{name}_match_record", **problems(404, 409, 503))
+        def get(self, match_id: str) -> Response:
+            """The whole record of a finished match, for anyone: options, seed,
+            salt, seats, every action in order with its seat, the outcome.
+            Check it with `ludotheque verify` (docs/fairness.md); before the
+            end, 409 match_not_over."""
+            record = matches().record(game, match_id)
+            # A finished match never changes: its record may be cached by anyone.
+            return json_response(record, headers={"Cache-Control": "public, max-age=86400"})
 
     @blp.route("/matches/<match_id>/seats/<int:seat>")
     class SeatResource(MethodView):

@@ -123,6 +123,34 @@ def spec_text() -> str:
     return json.dumps(spec, indent=2, ensure_ascii=False)
 
 
+@main.command()
+@click.argument("record", type=click.File("rb"))
+def verify(record: click.utils.LazyFile) -> None:
+    """Check a finished match's RECORD (a file, or - for stdin), as
+    GET .../matches/{id}/record gives it: the seed and salt give the
+    commitment shown during the match, and the actions replay with the
+    engine to the recorded outcome. Exit status 0 only when all holds."""
+    from service.fairness import verify as check
+
+    try:
+        document = json.loads(record.read())
+    except ValueError as malformed:
+        raise click.ClickException(f"not JSON: {malformed}") from None
+    if not isinstance(document, dict):
+        raise click.ClickException("not a record: the JSON is not an object")
+    problems = check(document)
+    if problems:
+        for problem in problems:
+            click.echo(f"FAILED: {problem}", err=True)
+        raise SystemExit(1)
+    click.echo(
+        f"ok: {document['game']} match {document.get('id')}: the seed and salt give the "
+        f"commitment {document['seed_commitment']}, and its {len(document['actions'])} "
+        f"actions replay to the recorded outcome (winners {document['outcome']['winners']})"
+        + (" [seeded: the creator chose this seed]" if document.get("seeded") else "")
+    )
+
+
 @main.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def arena(args: tuple[str, ...]) -> None:

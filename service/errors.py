@@ -75,6 +75,7 @@ class ProblemSchema(Schema):
             "invalid_options, token_required, invalid_token, not_found, game_not_found, "
             "match_not_found, seat_not_found, not_your_turn, match_not_started, match_over, "
             "seat_taken, conflict, version_mismatch, idempotency_key_reused, "
+            "seed_not_allowed, match_not_over, "
             "payload_too_large, too_many_requests, too_many_matches_created, "
             "too_many_waiting_matches, store_unavailable, internal_error"
         }

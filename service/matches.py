@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-import secrets
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from engines import GAMES
 from engines.ai import choose_action
 from engines.ai.policies import supported
 from engines.core import Game, IllegalAction, redact_events
-from service import auth, lifecycle
+from service import auth, fairness, lifecycle
 from service.errors import Problem, from_illegal_action
 from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
@@ -64,7 +63,8 @@ def present(game: Game, match: dict[str, Any], version: int, seat: int | None) -
         "deadlines": match["deadlines"],
         "your_seat": seat,
         "view": game.view(state, seat),
-        "outcome": game.outcome(state),
+        "outcome": fairness.revealed(match, game.outcome(state)),
+        **fairness.shown(match),
     }
 
 
@@ -95,6 +95,26 @@ class Matches:
         active = status_of(game, loaded.match) == "active"
         actions = game.legal_actions(state, seat) if active and seat in game.to_act(state) else []
         return {"version": loaded.version, "seat": seat, "actions": actions}
+
+    def record(self, game: Game, match_id: str) -> dict[str, Any]:
+        """The whole record of a finished match, for anyone to check and replay."""
+        loaded = self.load(game, match_id)
+        match = loaded.match
+        if status_of(game, match) != "finished":
+            raise Problem(
+                409, "match_not_over", "a match's record is readable once the match is over"
+            )
+        log: list[dict[str, Any]] = []
+        while page := self.store.events(match_id, len(log), 1000):
+            log += page
+        state = match["state"]
+        return fairness.build_record(
+            match,
+            engine_options(match["options"]),
+            log,
+            game.outcome(state),
+            game.view(state, None),
+        )
 
     def events(
         self,
@@ -179,10 +199,16 @@ class Matches:
             )
         for player in players:
             check_bot(game, player.get("bot"))
-        if seed is None:
-            seed = secrets.randbits(63)
+        if seed is not None and any("name" not in p and not p.get("bot") for p in players):
+            raise Problem(
+                422,
+                "seed_not_allowed",
+                "a seed may be chosen only when every seat is yours (named now) or a bot; "
+                "leave it out and the server draws one",
+            )
+        randomness = fairness.new_randomness(seed)
         try:
-            state = game.setup(engine_options(options), len(players), seed)
+            state = game.setup(engine_options(options), len(players), randomness["seed"])
         except IllegalAction as refused:
             raise Problem(422, "invalid_options", refused.message) from None
         tokens = [auth.new_token() if "name" in p else None for p in players]
@@ -190,7 +216,7 @@ class Matches:
             "id": uuid.uuid4().hex,
             "game": game.name,
             "options": options,
-            "seed": seed,
+            **randomness,
             "seats": [
                 {
                     "name": p.get("name"),
@@ -203,7 +229,7 @@ class Matches:
             "state": state,
             "creator": creator,
         }
-        events = [{"type": "match_created", "seats": public_seats(match)}]
+        events = [{"type": "match_created", "seats": public_seats(match), **fairness.shown(match)}]
         waiting = status_of(game, match) == "waiting"
         if not waiting:
             events.append({"type": "match_started"})
@@ -226,6 +252,10 @@ class Matches:
         for _ in range(self.settings.max_attempts):
             loaded = self.load(game, match_id)
             seats = loaded.match["seats"]
+            if loaded.match.get("seeded"):
+                raise Problem(
+                    422, "seed_not_allowed", "nobody joins a match whose seed was chosen"
+                )
             if not 0 <= seat < len(seats):
                 raise Problem(404, "seat_not_found", f"this match has seats 0 to {len(seats) - 1}")
             if not is_open(seats[seat]):
@@ -420,8 +450,10 @@ def apply_logged(
 ) -> list[dict[str, Any]]:
     """Apply ``action`` and return its events, preceded by the action itself:
     the log keeps every accepted action (for its seat's eyes only, as a move
-    can carry secrets) so that a match replays from its seed."""
+    can carry secrets) so that a match replays from its seed. The event that
+    ends the match reveals the seed and the salt."""
     events = game.apply(match["state"], seat, action)
+    events = [fairness.revealed(match, e) if e["type"] == "match_over" else e for e in events]
     return [{"type": "action", "seat": seat, "action": action, "to": [seat]}, *events]
 
 

@@ -78,7 +78,11 @@ class CreateMatchSchema(Schema):
     seed = fields.Integer(
         strict=True,
         validate=validate.Range(min=0, max=MAX_SEED, max_inclusive=True),
-        metadata={"description": "fixes the shuffles (tests, replays); random when absent"},
+        metadata={
+            "description": "fixes the shuffles, for practice only: allowed only when every "
+            "seat is named now or a bot (else 422 seed_not_allowed), and the match then says "
+            '"seeded": true everywhere. Absent: the server draws the seed (see docs/fairness.md)'
+        },
     )
 
 
@@ -104,6 +108,59 @@ class SeatSchema(Schema):
     )
 
 
+SEEDED = fields.Boolean(
+    allow_none=True,
+    required=True,
+    metadata={
+        "description": "true when the creator chose the seed (practice, not a fair deal); "
+        "null for a match stored before commitments existed"
+    },
+)
+SEED_COMMITMENT = fields.String(
+    allow_none=True,
+    required=True,
+    metadata={
+        "description": "SHA-256 (hex) over the seed (8 bytes, big-endian) then the salt "
+        "(32 bytes), fixed at creation; the outcome reveals both (docs/fairness.md). "
+        "Null for a match stored before commitments existed"
+    },
+)
+
+
+class RevealedSchema(Schema):
+    """What an outcome adds to the game's own: the match's randomness, revealed."""
+
+    seeded = SEEDED
+    seed = fields.Integer(required=True, metadata={"description": "the match's seed"})
+    salt = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "the salt (64 hex digits) of the seed commitment"},
+    )
+
+
+class RecordSeatSchema(Schema):
+    seat = fields.Integer(required=True)
+    name = fields.String(allow_none=True, required=True)
+    bot = fields.String(allow_none=True, required=True)
+
+
+class RecordSchema(Schema):
+    """A finished match's whole record; each game sets ``options``,
+    ``actions``, ``outcome`` and ``final_view``."""
+
+    format = fields.String(
+        required=True, metadata={"description": "ludotheque-record/1: the shape of this record"}
+    )
+    id = fields.String(required=True)
+    game = fields.String(required=True)
+    seats = fields.List(fields.Nested(RecordSeatSchema), required=True)
+    seeded = SEEDED
+    seed = fields.Integer(required=True, metadata={"description": "the seed the match used"})
+    salt = fields.String(allow_none=True, required=True)
+    seed_commitment = SEED_COMMITMENT
+
+
 class MatchSchema(Schema):
     """A match as one caller may see it; each game sets ``options``, ``view``, ``outcome``."""
 
@@ -124,6 +181,8 @@ class MatchSchema(Schema):
         },
     )
     your_seat = fields.Integer(allow_none=True, required=True)
+    seeded = SEEDED
+    seed_commitment = SEED_COMMITMENT
 
 
 class JoinedSchema(Schema):

@@ -70,6 +70,8 @@ def play_random(api: ApiClient, game: Game, n_players: int, seed: int, check_eve
     final = api.get(game.name, match["id"]).json()
     assert final["status"] == "finished"
     assert final["to_act"] == []
+    revealed = {k: final["outcome"].pop(k) for k in ("seeded", "seed", "salt")}
+    assert revealed["seeded"] is True and revealed["seed"] == seed
     assert final["outcome"] == orjson.loads(orjson.dumps(game.outcome(state)))
     return match["id"], tokens
 

@@ -1,8 +1,10 @@
-"""Secrets: tokens and hidden cards stay where they belong.
+"""Secrets: tokens, hidden cards and the seed stay where they belong.
 
 A random token is never accepted; seat A's token acts and reads as seat A
 only; no token (nor its stored hash) and no hidden card appears in any view,
-legal-actions answer, event, error message or log line, for every game."""
+legal-actions answer, event, error message or log line, for every game. The
+seed and the salt of its commitment appear nowhere before the end, and after
+it only in the outcome, the `match_over` event and the record."""
 
 from __future__ import annotations
 
@@ -74,15 +76,38 @@ def lists(document: Any) -> Iterator[list[Any]]:
             yield from lists(item)
 
 
-class Watch:
-    """Everything one match shows, checked for tokens and hidden cards."""
+REVEALED = ("seed", "salt")
 
-    def __init__(self, game: str, tokens: list[str]) -> None:
+
+def unrevealed(document: Any) -> Any:
+    """``document`` less the seed and salt that the end reveals, where it
+    reveals them: a match's outcome, a ``match_over`` event."""
+    if not isinstance(document, dict):
+        return document
+    found = dict(document)
+    if isinstance(found.get("outcome"), dict):
+        found["outcome"] = {k: v for k, v in found["outcome"].items() if k not in REVEALED}
+    if isinstance(found.get("events"), list):
+        found["events"] = [
+            {k: v for k, v in e.items() if k not in REVEALED or e["type"] != "match_over"}
+            for e in found["events"]
+        ]
+    return found
+
+
+class Watch:
+    """Everything one match shows, checked for tokens, hidden cards and,
+    until the end (then outside the outcome), its seed and salt."""
+
+    def __init__(self, game: str, tokens: list[str], seed: int, salt: str) -> None:
         self.game = game
         self.forbidden = [*tokens, *(hashlib.sha256(t.encode()).hexdigest() for t in tokens)]
+        self.seed, self.salt = seed, salt
         self.checked = 0
 
     def check(self, viewer: int | None, state: State, label: str, document: Any) -> None:
+        if GAMES[self.game].outcome(state) is not None:
+            document = unrevealed(document)
         text = orjson.dumps(document).decode()
         for secret in self.forbidden:
             assert secret not in text, f"{label}: a token or its hash in {text[:300]}"
@@ -94,28 +119,32 @@ class Watch:
                 )
         # The seed and the generator's state would give away every future draw.
         for number in self.seeds(state):
-            assert number not in text, f"{label}: the seed or the RNG state in {text[:300]}"
+            assert number not in text, f"{label}: the seed, salt or RNG state in {text[:300]}"
         self.checked += 1
 
     def seeds(self, state: State) -> list[str]:
-        return [str(SEED), str(state["rng"])]
-
-
-# Large, so that finding its digits in a document is no coincidence.
-SEED = 7_428_331_907_115_263
+        return [str(self.seed), self.salt, str(state["rng"])]
 
 
 def play_and_watch(
-    api: ApiClient, game_name: str, players: int, seed: int
+    api: ApiClient, redis_client: Any, game_name: str, players: int, seed: int
 ) -> tuple[Watch, str, State]:
+    """Play a match whose seed the server drew (the test reads it from the
+    store, to know what must stay hidden), watching everything it shows;
+    ``seed`` drives the test's own choices."""
     game = GAMES[game_name]
-    body: dict[str, Any] = {"players": [{"name": f"P{i}"} for i in range(players)], "seed": seed}
+    body: dict[str, Any] = {"players": [{"name": f"P{i}"} for i in range(players)]}
     if game_name in OPTIONS:
         body["options"] = OPTIONS[game_name]
     created = api.create(game_name, body).json()
     match_id, tokens = created["id"], [seat["token"] for seat in created["seats"]]
-    watch = Watch(game_name, tokens)
-    state = new_match(game, players, seed, OPTIONS.get(game_name))
+    stored = orjson.loads(redis_client.hget(match_key(match_id), "d"))
+    watch = Watch(game_name, tokens, stored["seed"], stored["salt"])
+    # the creation answer alone holds the tokens, by design
+    untokened = [{k: v for k, v in seat.items() if k != "token"} for seat in created["seats"]]
+    watch.check(None, stored["state"], "creation answer", {**created, "seats": untokened})
+    state = new_match(game, players, stored["seed"], OPTIONS.get(game_name))
+    record_url = f"{api.base}/v1/games/{game_name}/matches/{match_id}/record"
     rng = random.Random(seed)
     viewers: list[int | None] = [None, *range(players)]
     after = dict.fromkeys(viewers, 0)
@@ -144,6 +173,10 @@ def play_and_watch(
                 after[viewer] = page["next"]
         if not to_act:
             break
+        if step % (every * 10) == 0:
+            early = api.http.get(record_url)
+            assert early.status_code == 409, early.text
+            watch.check(None, state, "record before the end", early.json())
         seat = rng.choice(to_act)
         if step % every == 0:
             legal = api.legal(game_name, match_id, tokens[seat]).json()
@@ -166,6 +199,10 @@ def play_and_watch(
         game.apply(state, seat, action)
         watch.check(seat, state, "action answer", played.json())
     assert game.outcome(state) is not None
+    record = api.http.get(record_url).json()
+    assert (record["seed"], record["salt"]) == (watch.seed, watch.salt)
+    for secret in watch.forbidden:
+        assert secret not in orjson.dumps(record).decode(), "a token or its hash in the record"
     return watch, match_id, state
 
 
@@ -174,7 +211,7 @@ def test_no_token_and_no_hidden_card_in_any_answer_event_or_log(live, redis_clie
     caplog.set_level(logging.DEBUG)
     api = ApiClient(live.base, live.http)
     players = min(3, GAMES[game].max_players)
-    watch, match_id, state = play_and_watch(api, game, players, seed=SEED)
+    watch, match_id, state = play_and_watch(api, redis_client, game, players, seed=7)
     assert watch.checked > 20
     lines = [
         f"{record.getMessage()} {record.__dict__} {record.exc_text or ''}"
@@ -186,7 +223,7 @@ def test_no_token_and_no_hidden_card_in_any_answer_event_or_log(live, redis_clie
         for secret in watch.forbidden:
             assert secret[:16] not in line, f"a token or its hash in a log line: {line[:300]}"
         for number in watch.seeds(state):
-            assert number not in line, f"the seed or the RNG state in a log line: {line[:300]}"
+            assert number not in line, f"the seed, salt or RNG state in a log line: {line[:300]}"
         for shown in cards:
             assert shown not in line, f"hidden cards in a log line: {line[:300]}"
     # Redis keeps the tokens' hashes, never the tokens.

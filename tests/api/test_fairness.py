@@ -1,0 +1,298 @@
+"""Provably fair deals, over HTTP: a seed commitment from creation on, the
+seed and salt revealed with the outcome, the record readable by anyone
+after the end, and `ludotheque verify` (or `service.fairness.verify`)
+catching every tampering with it."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from engines import GAMES
+from service.api import game_schemas, record_schema
+from service.fairness import commitment, verify
+from service.store import match_key
+from tests.api.client import ApiClient
+from tests.engines.conformance import new_match
+
+GAME_NAMES = sorted(GAMES)
+OPTIONS = {"ducale": {"target_score": 1}}
+LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
+FAIRNESS_DOC = Path(__file__).parents[2] / "docs" / "fairness.md"
+
+
+def body(game: str, players: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    found = {"players": players, **extra}
+    if game in OPTIONS:
+        found["options"] = OPTIONS[game]
+    return found
+
+
+def assert_problem(response, status: int, code: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == code
+
+
+def record_url(api: ApiClient, game: str, match_id: str) -> str:
+    return f"{api.base}/v1/games/{game}/matches/{match_id}/record"
+
+
+def play_to_the_end(
+    api: ApiClient, game: str, match: dict[str, Any], tokens: list[str], seed: int
+) -> list[dict[str, Any]]:
+    """Play random legal actions until the end, checking each answer's
+    fairness fields on the way; return every answer."""
+    rng = random.Random(seed)
+    answers = [match]
+    for _ in range(20_000):
+        if match["status"] == "finished":
+            return answers
+        assert match["outcome"] is None
+        assert match["seed_commitment"] == answers[0]["seed_commitment"]
+        seat = rng.choice(match["to_act"])
+        actions = api.legal(game, match["id"], tokens[seat]).json()["actions"]
+        played = api.act(game, match["id"], tokens[seat], rng.choice(actions))
+        assert played.status_code == 200, played.text
+        match = played.json()
+        answers.append(match)
+    raise AssertionError("the match did not end")
+
+
+def finished_match(api: ApiClient, game: str, seeded: bool = False) -> dict[str, Any]:
+    """A two-seat match played to the end over HTTP: its id, its answers, its record."""
+    extra = {"seed": 77} if seeded else {}
+    created = api.create(game, body(game, [{"name": "Ada"}, {"name": "Bob"}], **extra))
+    assert created.status_code == 201, created.text
+    match = created.json()
+    tokens = [seat["token"] for seat in match["seats"]]
+    too_early = api.http.get(record_url(api, game, match["id"]))
+    assert_problem(too_early, 409, "match_not_over")
+    answers = play_to_the_end(api, game, match, tokens, seed=5)
+    record = api.http.get(record_url(api, game, match["id"]))  # no token: anyone may read it
+    assert record.status_code == 200, record.text
+    return {"id": match["id"], "answers": answers, "tokens": tokens, "record": record.json()}
+
+
+def spectator_log(api: ApiClient, game: str, match_id: str) -> list[dict[str, Any]]:
+    seen, after = [], 0
+    while page := api.events(game, match_id, after=after).json()["events"]:
+        seen += page
+        after = page[-1]["index"]
+    return seen
+
+
+@pytest.fixture(scope="module")
+def records(live) -> dict[str, dict[str, Any]]:
+    api = ApiClient(live.base, live.http)
+    return {game: finished_match(api, game) for game in GAME_NAMES}
+
+
+def run_verify(tmp_path: Path, record: dict[str, Any]) -> subprocess.CompletedProcess:
+    path = tmp_path / "record.json"
+    path.write_bytes(orjson.dumps(record))
+    return subprocess.run(
+        [LUDOTHEQUE, "verify", str(path)], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_the_outcome_reveals_the_seed_and_salt_of_the_commitment_shown_from_creation(
+    live, records, game
+):
+    api = ApiClient(live.base, live.http)
+    found = records[game]
+    first, last = found["answers"][0], found["answers"][-1]
+    assert re.fullmatch("[0-9a-f]{64}", first["seed_commitment"])
+    assert first["seeded"] is False
+    outcome = last["outcome"]
+    assert re.fullmatch("[0-9a-f]{64}", outcome["salt"])
+    assert outcome["seeded"] is False
+    assert commitment(outcome["seed"], outcome["salt"]) == first["seed_commitment"]
+    assert (
+        hashlib.sha256(
+            outcome["seed"].to_bytes(8, "big") + bytes.fromhex(outcome["salt"])
+        ).hexdigest()
+        == first["seed_commitment"]
+    ), "the documented encoding: 8 bytes of seed, big-endian, then the 32 bytes of salt"
+    # The seed is the match's: it sets up the very deal that was played.
+    engine = GAMES[game]
+    dealt = new_match(engine, 2, outcome["seed"], OPTIONS.get(game))
+    assert orjson.loads(orjson.dumps(engine.view(dealt, None))) == first["view"]
+    # Every view and the log say the same.
+    spectator = api.get(game, found["id"]).json()
+    assert spectator["seed_commitment"] == first["seed_commitment"]
+    assert spectator["outcome"]["seed"] == outcome["seed"]
+    events = api.events(game, found["id"]).json()["events"]
+    created, over = events[0], events[-1]
+    assert created["type"] == "match_created"
+    assert created["seed_commitment"] == first["seed_commitment"]
+    assert created["seeded"] is False
+    assert over["type"] == "match_over"
+    assert (over["seed"], over["salt"]) == (outcome["seed"], outcome["salt"])
+    assert over["seeded"] is False
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_the_record_replays_to_the_outcome_and_verifies(live, tmp_path, records, game):
+    api = ApiClient(live.base, live.http)
+    found = records[game]
+    record = found["record"]
+    last = found["answers"][-1]
+    assert record["game"] == game and record["id"] == found["id"]
+    assert [s["name"] for s in record["seats"]] == ["Ada", "Bob"]
+    assert (record["seed"], record["salt"]) == (last["outcome"]["seed"], last["outcome"]["salt"])
+    assert record["seed_commitment"] == found["answers"][0]["seed_commitment"]
+    assert len(record["actions"]) == len(found["answers"]) - 1
+    # Beside each action, the public events it caused: what a spectator saw, in order.
+    service_events = {"match_created", "match_started", "seat_joined", "timeout"}
+    seen = [
+        {k: v for k, v in e.items() if k not in ("index", "version", "seeded", "seed", "salt")}
+        for e in spectator_log(api, game, found["id"])
+        if e["type"] not in service_events
+    ]
+    assert [e for step in record["actions"] for e in step["events"]] == seen
+    assert verify(record) == []
+    # The record and the final answer are what the contract says.
+    assert record_schema(GAMES[game])().validate(record) == {}
+    assert game_schemas(GAMES[game])[2]().validate(found["answers"][-1]) == {}
+    checked = run_verify(tmp_path, record)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.startswith("ok: ")
+
+
+def tampered_action(game: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The record with one action (from the middle on) replaced by another
+    action that was legal for the same seat at that point."""
+    engine = GAMES[game]
+    state = engine.setup(copy.deepcopy(record["options"]), len(record["seats"]), record["seed"])
+    actions = record["actions"]
+    for number, step in enumerate(actions):
+        if number >= len(actions) // 2:
+            others = [
+                a
+                for a in orjson.loads(orjson.dumps(engine.legal_actions(state, step["seat"])))
+                if a != step["action"]
+            ]
+            if others:
+                changed = copy.deepcopy(record)
+                changed["actions"][number]["action"] = others[0]
+                return changed
+        engine.apply(state, step["seat"], copy.deepcopy(step["action"]))
+    raise AssertionError("no action had an alternative")
+
+
+def tamperings(game: str, record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    found = {"an action": tampered_action(game, record)}
+
+    def changed(**fields: Any) -> dict[str, Any]:
+        return copy.deepcopy(record) | fields
+
+    found["the seed"] = changed(seed=record["seed"] ^ 1)
+    salt = record["salt"]
+    found["the salt"] = changed(salt=("0" if salt[0] != "0" else "1") + salt[1:])
+    found["the commitment"] = changed(seed_commitment=commitment(record["seed"], "ab" * 32))
+    seats = copy.deepcopy(record["actions"])
+    seats[0]["seat"] = 1 - seats[0]["seat"]
+    found["an action's seat"] = changed(actions=seats)
+    found["the last action, dropped"] = changed(actions=record["actions"][:-1])
+    events = copy.deepcopy(record["actions"])
+    first = next(step for step in events if step["events"])
+    first["events"][0]["tampered"] = True
+    found["an event"] = changed(actions=events)
+    swapped = copy.deepcopy(record["outcome"])
+    swapped["winners"] = [1 - swapped["winners"][0]] if len(swapped["winners"]) == 1 else [0]
+    found["the winners"] = changed(outcome=swapped)
+    return found
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_every_tampering_with_a_record_is_caught(tmp_path, records, game):
+    record = records[game]["record"]
+    for what, changed in tamperings(game, record).items():
+        assert changed != record
+        assert verify(changed), f"verify missed a change to {what}"
+    # The command too, for one tampering of each kind of field.
+    for what in ("an action", "the seed", "the salt"):
+        checked = run_verify(tmp_path, tamperings(game, record)[what])
+        assert checked.returncode == 1, f"{what}: {checked.stdout}"
+        assert "FAILED" in checked.stderr
+
+
+def test_the_commitment_matches_the_documented_test_vectors():
+    text = FAIRNESS_DOC.read_text(encoding="utf-8")
+    vectors = re.findall(r"\| `(\d+)` \| `([0-9a-f]{2})` × 32 \| `([0-9a-f]{64})` \|", text)
+    assert len(vectors) == 2
+    for seed, salt_byte, expected in vectors:
+        assert commitment(int(seed), salt_byte * 32) == expected
+
+
+def test_the_record_waits_for_the_end_and_the_match_must_exist(live):
+    api = ApiClient(live.base, live.http)
+    created = api.create("dekal", body("dekal", [{"name": "Ada"}, {}])).json()
+    assert_problem(api.http.get(record_url(api, "dekal", created["id"])), 409, "match_not_over")
+    assert_problem(api.http.get(record_url(api, "dekal", "0" * 32)), 404, "match_not_found")
+    assert_problem(api.http.get(record_url(api, "pacal", created["id"])), 404, "match_not_found")
+
+
+def test_a_seeded_match_says_so_to_the_end_and_in_its_record(live, tmp_path):
+    api = ApiClient(live.base, live.http)
+    found = finished_match(api, "dekal", seeded=True)
+    assert all(answer["seeded"] is True for answer in found["answers"])
+    outcome = found["answers"][-1]["outcome"]
+    assert outcome["seeded"] is True and outcome["seed"] == 77
+    events = api.events("dekal", found["id"]).json()["events"]
+    assert events[0]["seeded"] is True and events[-1]["seeded"] is True
+    assert found["record"]["seeded"] is True
+    assert verify(found["record"]) == []
+    checked = run_verify(tmp_path, found["record"])
+    assert checked.returncode == 0 and "seeded" in checked.stdout
+
+
+def test_a_match_stored_before_commitments_keeps_working_without_one(live, redis_client):
+    """Matches written before this change have no salt: they play and
+    finish as before, say null where a commitment would be, and their
+    record replays but is reported as unproven."""
+    api = ApiClient(live.base, live.http)
+    created = api.create("dekal", body("dekal", [{"name": "Ada"}, {"name": "Bob"}])).json()
+    stored = orjson.loads(redis_client.hget(match_key(created["id"]), "d"))
+    for field in ("salt", "seeded"):
+        del stored[field]
+    redis_client.hset(match_key(created["id"]), "d", orjson.dumps(stored))
+    match = api.get("dekal", created["id"]).json()
+    assert match["seed_commitment"] is None and match["seeded"] is None
+    tokens = [seat["token"] for seat in created["seats"]]
+    answers = play_to_the_end(api, "dekal", match, tokens, seed=3)
+    assert answers[-1]["outcome"]["salt"] is None
+    record = api.http.get(record_url(api, "dekal", created["id"])).json()
+    assert record["seed_commitment"] is None
+    assert verify(record) == ["no commitment: this match was stored before commitments existed"]
+
+
+def test_the_few_lines_of_python_in_the_docs_verify_a_record(tmp_path, records):
+    """docs/fairness.md shows a player how to check a deal in Python: those
+    exact lines accept a true record and reject a tampered one."""
+    text = FAIRNESS_DOC.read_text(encoding="utf-8")
+    snippet = re.search(r"```python\n(.*?)```", text, re.S)
+    assert snippet, "docs/fairness.md shows the check in Python"
+    record = records["pacal"]["record"]
+    for given, holds in ((record, True), (tamperings("pacal", record)["the seed"], False)):
+        (tmp_path / "record.json").write_text(json.dumps(given), encoding="utf-8")
+        run = subprocess.run(
+            [sys.executable, "-c", snippet.group(1)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (run.returncode == 0) is holds, run.stdout + run.stderr
