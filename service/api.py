@@ -21,7 +21,7 @@ from marshmallow import Schema, ValidationError, fields
 from engines import GAMES
 from engines.ai.policies import supported
 from engines.core import Game
-from service import auth
+from service import auth, lifecycle_api, lobby
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
 from service.matches import Matches, present
 from service.schemas import (
@@ -32,6 +32,8 @@ from service.schemas import (
     GamesSchema,
     JoinedSchema,
     JoinSchema,
+    LobbyQuerySchema,
+    LobbySchema,
     MatchSchema,
     StreamQuerySchema,
 )
@@ -237,7 +239,7 @@ def game_schemas(game: Game) -> tuple[type[Schema], type[Schema], type[Schema]]:
         {
             "options": fields.Nested(options, required=True),
             "view": fields.Nested(game.view_schema, required=True),
-            "outcome": fields.Nested(game.outcome_schema, allow_none=True, required=True),
+            "outcome": lifecycle_api.outcome_field(game),
         },
     )
     return options, create, match
@@ -268,10 +270,29 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             answer only; each `{}` seat stays open for someone to join.
             """
             options = body.get("options") or options_schema().load({})
-            answer = matches().create(game, body["players"], options, body.get("seed"))
+            answer = matches().create(
+                game, body["players"], options, body.get("seed"), body["listed"]
+            )
             location = f"/v1/games/{name}/matches/{answer['id']}"
             return json_response(
                 answer, 201, {"Location": location, "ETag": etag(answer["version"])}
+            )
+
+        @blp.arguments(LobbyQuerySchema, location="query")
+        @blp.response(200, LobbySchema)
+        @blp.doc(operationId=f"{name}_lobby", **problems(422, 503))
+        def get(self, query: dict[str, Any]) -> Response:
+            """The lobby: listed matches with open seats, newest first (no tokens)."""
+            store = matches().store
+            return json_response(
+                lobby.page(
+                    store,
+                    game,
+                    query["limit"],
+                    query.get("cursor"),
+                    query.get("players"),
+                    query["open_seats"],
+                )
             )
 
     @blp.route("/matches/<match_id>")
@@ -399,6 +420,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
 
+    lifecycle_api.add_routes(api, blp, game, match_schema)
     return blp
 
 
@@ -437,6 +459,7 @@ def init_api(api: Api) -> None:
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer", "description": "a seat's token"}
     )
+    lifecycle_api.register_components(api)
     api.register_blueprint(games_blueprint(api))
     for game in GAMES.values():
         api.register_blueprint(game_blueprint(api, game))

@@ -23,7 +23,7 @@ from engines import GAMES
 from engines.ai import choose_action
 from engines.ai.policies import supported
 from engines.core import Game, IllegalAction, redact_events
-from service import auth, lifecycle
+from service import auth, endings, lifecycle, lobby
 from service.errors import Problem, from_illegal_action
 from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
@@ -42,7 +42,9 @@ class Settings:
 
 
 def status_of(game: Game, match: dict[str, Any]) -> str:
-    if any(is_open(seat) for seat in match["seats"]):
+    if match.get("ended"):  # resigned or aborted: see service/endings.py
+        return "finished"
+    if any(is_open(seat) or seat.get("awaits") for seat in match["seats"]):
         return "waiting"
     return "finished" if game.outcome(match["state"]) is not None else "active"
 
@@ -62,7 +64,9 @@ def present(game: Game, match: dict[str, Any], version: int, seat: int | None) -
         "deadlines": match["deadlines"],
         "your_seat": seat,
         "view": game.view(state, seat),
-        "outcome": game.outcome(state),
+        "outcome": endings.outcome_of(game, match),
+        "listed": bool(match.get("listed")),
+        "rematch": match.get("rematch"),
     }
 
 
@@ -163,9 +167,11 @@ class Matches:
         players: list[dict[str, Any]],
         options: dict[str, Any],
         seed: int | None,
+        listed: bool = False,
     ) -> dict[str, Any]:
         """A new match; ``options`` were loaded by the match options schema
-        (the game's options plus ``turn_timeout_s``)."""
+        (the game's options plus ``turn_timeout_s``); a ``listed`` one shows
+        in the lobby while it has open seats."""
         if not game.min_players <= len(players) <= game.max_players:
             raise Problem(
                 422,
@@ -174,6 +180,7 @@ class Matches:
             )
         for player in players:
             check_bot(game, player.get("bot"))
+        seed_chosen = seed is not None
         if seed is None:
             seed = secrets.randbits(63)
         try:
@@ -196,6 +203,9 @@ class Matches:
             ],
             "deadlines": [None] * len(players),
             "state": state,
+            "listed": listed,
+            "created_at": time.time(),
+            "seed_chosen": seed_chosen,
         }
         events = [{"type": "match_created", "seats": public_seats(match)}]
         if status_of(game, match) == "active":
@@ -219,6 +229,8 @@ class Matches:
             seats = loaded.match["seats"]
             if not 0 <= seat < len(seats):
                 raise Problem(404, "seat_not_found", f"this match has seats 0 to {len(seats) - 1}")
+            if seats[seat].get("awaits"):
+                raise Problem(409, "seat_reserved", f"seat {seat} awaits its rematch holder")
             if not is_open(seats[seat]):
                 raise Problem(409, "seat_taken", f"seat {seat} is already taken")
             token = None if bot else auth.new_token()
@@ -270,6 +282,7 @@ class Matches:
                     events = apply_logged(game, match, seat, action)
                 except IllegalAction as refused:
                     raise from_illegal_action(refused) from None
+                match["human_acted"] = True  # no abort from now on
             except Problem:
                 if fresh:
                     raise
@@ -310,6 +323,8 @@ class Matches:
             raise Problem(409, "match_not_started", "some seats are still open")
         if status == "finished":
             raise Problem(409, "match_over", "this match is over")
+        if seat in loaded.match.get("resigned", ()):
+            raise Problem(409, "seat_resigned", f"seat {seat} resigned; a bot plays it")
         if seat not in game.to_act(loaded.match["state"]):
             raise Problem(409, "not_your_turn", f"seat {seat} is not to act now")
         return seat
@@ -359,6 +374,8 @@ class Matches:
         )
         if written.version is not None and owes_turns(match):
             self.store.schedule(match["id"], due_at(game, match))
+        if written.version is not None and match.get("listed"):
+            lobby.sync(self.store, game, match, events)
         return written
 
     @staticmethod
@@ -383,12 +400,14 @@ def engine_options(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def is_open(seat: dict[str, Any]) -> bool:
-    return seat["token"] is None and not seat.get("bot")
+    """Free for anyone to join (a rematch seat ``awaits`` its holder instead)."""
+    return seat["token"] is None and not seat.get("bot") and not seat.get("awaits")
 
 
 def public_seats(match: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {"seat": i, "name": s["name"], "bot": s.get("bot"), "open": is_open(s)}
+        | ({"reserved": True} if s.get("awaits") else {})
         for i, s in enumerate(match["seats"])
     ]
 
@@ -406,7 +425,7 @@ def apply_logged(
     """Apply ``action`` and return its events, preceded by the action itself:
     the log keeps every accepted action (for its seat's eyes only, as a move
     can carry secrets) so that a match replays from its seed."""
-    events = game.apply(match["state"], seat, action)
+    events = endings.amend_match_over(game, match, game.apply(match["state"], seat, action))
     return [{"type": "action", "seat": seat, "action": action, "to": [seat]}, *events]
 
 
