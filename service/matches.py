@@ -229,6 +229,8 @@ class Matches:
             seats = loaded.match["seats"]
             if not 0 <= seat < len(seats):
                 raise Problem(404, "seat_not_found", f"this match has seats 0 to {len(seats) - 1}")
+            if loaded.match.get("ended"):  # aborted while waiting
+                raise Problem(409, "match_over", "this match is over")
             if seats[seat].get("awaits"):
                 raise Problem(409, "seat_reserved", f"seat {seat} awaits its rematch holder")
             if not is_open(seats[seat]):
