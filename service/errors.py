@@ -75,7 +75,9 @@ class ProblemSchema(Schema):
             "invalid_options, token_required, invalid_token, not_found, game_not_found, "
             "match_not_found, seat_not_found, not_your_turn, match_not_started, match_over, "
             "seat_taken, conflict, version_mismatch, idempotency_key_reused, "
-            "payload_too_large, store_unavailable, internal_error"
+            "payload_too_large, store_unavailable, internal_error; lobby and lifecycle "
+            "(docs/lobby.md): not_your_seat, match_started, seeded_match, seat_resigned, "
+            "abort_too_late, match_not_over, rematch_already_accepted, seat_reserved"
         }
     )
     errors = fields.Dict(metadata={"description": "per-field validation errors"})
