@@ -148,6 +148,8 @@ def _take_rematch_seat(
         else:
             version, new, events = found.version, found.match, []
         held = new["seats"][new_seat]
+        if new.get("ended"):
+            raise Problem(409, "match_over", f"the rematch {new_id} was called off", match=new_id)
         if not held.get("awaits"):
             raise Problem(
                 409,

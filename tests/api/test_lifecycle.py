@@ -371,3 +371,14 @@ def test_two_seats_asking_at_once_get_one_rematch(api):
         assert answers[0].json()["id"] == answers[1].json()["id"]
         assert sorted(a.json()["seat"] for a in answers) == [0, 1]
         assert answers[0].json()["status"] == "active" or answers[1].json()["status"] == "active"
+
+
+def test_a_rematch_called_off_by_a_seat_cannot_be_accepted_and_changes_nothing(api, redis_client):
+    match_id, tokens = two_players(api, "gaudi")
+    api.resign("gaudi", match_id, tokens[1])
+    ada = api.rematch("gaudi", match_id, tokens[0]).json()
+    assert api.abort("gaudi", ada["id"], ada["token"]).json()["outcome"]["ended_by"] == "abort"
+    before = snapshot(redis_client, "gaudi", ada["id"]), snapshot(redis_client, "gaudi", match_id)
+    refused(api.rematch("gaudi", match_id, tokens[1]), 409, "match_over")
+    after = snapshot(redis_client, "gaudi", ada["id"]), snapshot(redis_client, "gaudi", match_id)
+    assert after == before
