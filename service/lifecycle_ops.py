@@ -149,13 +149,12 @@ def _take_rematch_seat(
             version, new, events = found.version, found.match, []
         held = new["seats"][new_seat]
         if new.get("ended"):
-            raise Problem(409, "match_over", f"the rematch {new_id} was called off", match=new_id)
+            raise Problem(409, "match_over", f"the rematch {new_id} was called off")
         if not held.get("awaits"):
             raise Problem(
                 409,
                 "rematch_already_accepted",
                 f"seat {seat} has already taken its seat {new_seat} in the rematch {new_id}",
-                match=new_id,
             )
         token = auth.new_token()
         new["seats"][new_seat] = {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -210,16 +211,30 @@ def test_resigning_before_the_start_is_refused_and_changes_nothing(api, redis_cl
     assert snapshot(redis_client, "ducale", created["id"]) == before
 
 
-def play_out(api: Lifecycle, game: str, match_id: str, tokens: list[str], rng: random.Random):
+def play_out(
+    api: Lifecycle,
+    game: str,
+    match_id: str,
+    tokens: list[str | None],
+    rng: random.Random,
+    due: redis.Redis,
+):
     """Humans play random legal moves (bots play theirs) until the end."""
+    waiting_since = None
     for _ in range(5000):
         match = api.get(game, match_id).json()
         if match["status"] == "finished":
             return match
         humans = [s for s in match["to_act"] if tokens[s] is not None]
         if not humans:  # the bot worker's turn
+            waiting_since = waiting_since or time.monotonic()
+            assert time.monotonic() - waiting_since < 40, (
+                f"the bot has not moved for 40 s at version {match['version']}; its place "
+                f"in the due set: {due.zscore('ludotheque:due', match_id)} (now {time.time()})"
+            )
             threading.Event().wait(0.01)
             continue
+        waiting_since = None
         seat = rng.choice(humans)
         actions = api.legal(game, match_id, tokens[seat]).json()["actions"]
         if actions:
@@ -228,7 +243,9 @@ def play_out(api: Lifecycle, game: str, match_id: str, tokens: list[str], rng: r
 
 
 @pytest.mark.parametrize("game", ["dekal", "gaudi"])
-def test_resigning_with_more_players_hands_the_seat_to_a_bot_and_ranks_it_last(api, bots, game):
+def test_resigning_with_more_players_hands_the_seat_to_a_bot_and_ranks_it_last(
+    api, bots, game, redis_client
+):
     names = [{"name": "Ada"}, {"name": "Bob"}, {"name": "Cleo"}]
     created = api.create(game, {"players": names, "options": {}}).json()
     match_id, tokens = created["id"], [s.get("token") for s in created["seats"]]
@@ -242,7 +259,7 @@ def test_resigning_with_more_players_hands_the_seat_to_a_bot_and_ranks_it_last(a
         action = api.legal(game, match_id, tokens[0]).json()["actions"] or [{"type": "reveal"}]
         refused(api.act(game, match_id, tokens[1], action[0]), 409, "seat_resigned")
     played = [tokens[0], None, tokens[2]]
-    final = play_out(api, game, match_id, played, random.Random(4))
+    final = play_out(api, game, match_id, played, random.Random(4), redis_client)
     outcome = final["outcome"]
     assert outcome["resigned"] == [1] and 1 not in outcome["winners"]
     assert outcome["ranking"][-1] == [1] and outcome["winners"] == outcome["ranking"][0]

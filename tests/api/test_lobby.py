@@ -48,7 +48,7 @@ def everything(api: Lifecycle, **params) -> list[dict]:
 
 
 def test_a_listed_match_shows_its_open_seats_and_no_token(api):
-    created = listed(api, [{"name": "Ada"}, {}, {"bot": "random"}], options={"beginner": True})
+    created = listed(api, [{"name": "Ada"}, {}, {"bot": "random"}], options={"target_score": 100})
     entry = next(m for m in everything(api) if m["id"] == created["id"])
     assert entry == {
         "id": created["id"],
