@@ -21,7 +21,7 @@ from marshmallow import Schema, ValidationError, fields
 from engines import GAMES
 from engines.ai.policies import supported
 from engines.core import Game
-from service import auth
+from service import auth, lifecycle_api, lobby
 from service.caching import ETAG_HEADER, VIEWER_HEADERS, if_match_version, names_etag, viewer_etag
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
 from service.matches import Matches, present
@@ -33,9 +33,10 @@ from service.schemas import (
     GamesSchema,
     JoinedSchema,
     JoinSchema,
+    LobbyQuerySchema,
+    LobbySchema,
     MatchSchema,
     RecordSchema,
-    RevealedSchema,
     StreamQuerySchema,
 )
 
@@ -240,19 +241,13 @@ def game_schemas(game: Game) -> tuple[type[Schema], type[Schema], type[Schema]]:
         {
             "options": fields.Nested(options, required=True),
             "view": fields.Nested(game.view_schema, required=True),
-            "outcome": fields.Nested(revealed_outcome(game), allow_none=True, required=True),
+            "outcome": lifecycle_api.outcome_field(game),
         },
     )
     return options, create, match
 
 
 @functools.cache
-def revealed_outcome(game: Game) -> type[Schema]:
-    """``game``'s outcome with the match's seed and salt revealed."""
-    prefix = game.name.capitalize()
-    return type(f"{prefix}MatchOutcomeSchema", (game.outcome_schema, RevealedSchema), {})
-
-
 @functools.cache
 def record_schema(game: Game) -> type[Schema]:
     """The record of a finished ``game`` match, its actions typed as the game's."""
@@ -281,7 +276,7 @@ def record_schema(game: Game) -> type[Schema]:
                 required=True,
                 metadata={"description": "every accepted action, in order, with its seat"},
             ),
-            "outcome": fields.Nested(game.outcome_schema, required=True),
+            "outcome": lifecycle_api.outcome_field(game, required_value=True),
             "final_view": fields.Nested(
                 game.view_schema,
                 required=True,
@@ -317,11 +312,33 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             """
             options = body.get("options") or options_schema().load({})
             answer = matches().create(
-                game, body["players"], options, body.get("seed"), creator=request.remote_addr
+                game,
+                body["players"],
+                options,
+                body.get("seed"),
+                body["listed"],
+                creator=request.remote_addr,
             )
             location = f"/v1/games/{name}/matches/{answer['id']}"
             return json_response(
                 answer, 201, {"Location": location, "ETag": etag(answer["version"])}
+            )
+
+        @blp.arguments(LobbyQuerySchema, location="query")
+        @blp.response(200, LobbySchema)
+        @blp.doc(operationId=f"{name}_lobby", **problems(422, 503))
+        def get(self, query: dict[str, Any]) -> Response:
+            """The lobby: listed matches with open seats, newest first (no tokens)."""
+            store = matches().store
+            return json_response(
+                lobby.page(
+                    store,
+                    game,
+                    query["limit"],
+                    query.get("cursor"),
+                    query.get("players"),
+                    query["open_seats"],
+                )
             )
 
     @blp.route("/matches/<match_id>")
@@ -469,6 +486,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
 
+    lifecycle_api.add_routes(api, blp, game, match_schema)
     return blp
 
 
@@ -507,6 +525,7 @@ def init_api(api: Api) -> None:
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer", "description": "a seat's token"}
     )
+    lifecycle_api.register_components(api)
     api.register_blueprint(games_blueprint(api))
     for game in GAMES.values():
         api.register_blueprint(game_blueprint(api, game))

@@ -10,6 +10,11 @@ Policies: ``random`` needs nothing but the legal actions. ``greedy`` and
 ``mcts`` need a full game state to search from, which the client rebuilds
 from its own view with the game's ``state_from_view`` (hidden parts
 sampled), exactly as the server-side bots do with ``determinize``.
+
+With ``rematches`` (``--rematches N``), after the end the client asks for a
+rematch (``POST .../rematch``: it offers one, or accepts the one another
+seat offered), then plays the new match with the seat and token the answer
+gives, N times.
 """
 
 from __future__ import annotations
@@ -39,8 +44,11 @@ class BotClient:
         policy: str = "random",
         budget_s: float = 1.0,
         patience_s: float = 300.0,
+        rematches: int = 0,
     ) -> None:
-        self.base = f"{url.rstrip('/')}/v1/games/{game}/matches/{match_id}"
+        self.url = url.rstrip("/")
+        self.base = f"{self.url}/v1/games/{game}/matches/{match_id}"
+        self.rematches = rematches
         self.game = get_game(game)
         self.policy = policy
         self.budget_s = budget_s
@@ -50,6 +58,17 @@ class BotClient:
         self.http.headers["Authorization"] = f"Bearer {token}"
         if policy != "random" and not hasattr(self.game, "state_from_view"):
             raise ValueError(f"{game} bots can play {policy} only on the server side")
+
+    def run_series(self) -> list[dict[str, Any]]:
+        """Play the match, then ``rematches`` rematches; return each outcome."""
+        outcomes = [self.run()]
+        for _ in range(self.rematches):
+            taken = self._call("POST", "/rematch", accept=(201,)).json()
+            log.info("rematch %s: seat %s (%s)", taken["id"], taken["seat"], taken["status"])
+            self.base = f"{self.url}/v1/games/{self.game.name}/matches/{taken['id']}"
+            self.http.headers["Authorization"] = f"Bearer {taken['token']}"
+            outcomes.append(self.run())
+        return outcomes
 
     def run(self) -> dict[str, Any]:
         """Play until the match is over; return its outcome."""

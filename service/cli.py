@@ -171,12 +171,23 @@ def arena(args: tuple[str, ...]) -> None:
     "--policy", type=click.Choice(["random", "greedy", "mcts"]), default="mcts", show_default=True
 )
 @click.option("--budget-ms", type=click.IntRange(1, 60_000), default=1000, show_default=True)
-def bot(url: str, game: str, match_id: str, token: str, policy: str, budget_ms: int) -> None:
-    """Play one seat through the public HTTP API until the match ends."""
+@click.option(
+    "--rematches",
+    type=click.IntRange(0, 1000),
+    default=0,
+    show_default=True,
+    help="then offer (or accept) this many rematches in a row, and play them",
+)
+def bot(
+    url: str, game: str, match_id: str, token: str, policy: str, budget_ms: int, rematches: int
+) -> None:
+    """Play one seat through the public HTTP API until the match ends (one
+    outcome per line, one line per match played)."""
     from service.botclient import BotClient
 
-    outcome = BotClient(url, game, match_id, token, policy, budget_ms / 1000).run()
-    click.echo(json.dumps(outcome))
+    client = BotClient(url, game, match_id, token, policy, budget_ms / 1000, rematches=rematches)
+    for outcome in client.run_series():
+        click.echo(json.dumps(outcome))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import secrets
 from typing import Any
 
 from engines import GAMES
+from service.endings import ended_early, outcome_of
 
 FORMAT = "ludotheque-record/1"
 SEED_BYTES = 8  # seeds are 0 .. 2**63 - 1
@@ -109,6 +110,7 @@ def build_record(
         "salt": salt,
         "seed_commitment": None if salt is None else commitment(match["seed"], salt),
         "actions": played(log),
+        "endings": endings(log),
         "outcome": outcome,
         "final_view": final_view,
     }
@@ -127,6 +129,32 @@ def played(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
             drop = ("index", "version", *(REVEALED if event["type"] == "match_over" else ()))
             steps[-1]["events"].append({k: v for k, v in event.items() if k not in drop})
     return steps
+
+
+def endings(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The resignations and the abort in ``log``, each with the number of
+    actions before it: what ends or ranks a match outside its rules."""
+    found, actions = [], 0
+    for event in log:
+        if event["type"] == "action":
+            actions += 1
+        elif event["type"] in ("resigned", "aborted"):
+            found.append({"type": event["type"], "seat": event["seat"], "after": actions})
+    return found
+
+
+def ended_outcome(
+    game: Any, state: dict[str, Any], n_seats: int, ends: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The outcome the service gives a match whose replayed ``state`` had
+    these ``ends`` (resignations, an abort), as ``service.endings`` does."""
+    resigned = [end["seat"] for end in ends if end["type"] == "resigned"]
+    stand_in: dict[str, Any] = {"state": state, "seats": [None] * n_seats, "resigned": resigned}
+    if any(end["type"] == "aborted" for end in ends):
+        stand_in["ended"] = ended_early(n_seats, [], "abort", ends[-1]["seat"])
+    elif resigned and n_seats - len(resigned) <= 1:
+        stand_in["ended"] = ended_early(n_seats, resigned, "resignation", resigned[-1])
+    return outcome_of(game, stand_in)
 
 
 def verify(record: dict[str, Any]) -> list[str]:
@@ -166,7 +194,15 @@ def verify(record: dict[str, Any]) -> list[str]:
             return [*problems, f"action {number} does not replay: {refused!r}"]
         if _plain([e for e in events if "to" not in e]) != _plain(seen):
             return [*problems, f"action {number} does not cause the events the record shows"]
-    replayed = game.outcome(state)
+    ends = record.get("endings") or []
+    if any(not _is_count(end.get("after"), len(actions)) for end in ends):
+        return [*problems, "an ending comes after actions the record does not hold"]
+    resigned = sum(end["type"] == "resigned" for end in ends)
+    final = ends[-1] if ends else None
+    ends_match = final is not None and (final["type"] == "aborted" or len(seats) - resigned <= 1)
+    if ends_match and final["after"] != len(actions):
+        return [*problems, "the match went on after the ending the record shows"]
+    replayed = ended_outcome(game, state, len(seats), ends)
     if replayed is None:
         problems.append(f"the {len(actions)} actions do not finish the match")
     elif _plain(replayed) != _plain(outcome):
@@ -178,6 +214,10 @@ def verify(record: dict[str, Any]) -> list[str]:
 
 def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True))
+
+
+def _is_count(value: Any, most: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= most
 
 
 def _is_seed(seed: Any) -> bool:

@@ -22,7 +22,7 @@ from engines import GAMES
 from engines.ai import choose_action
 from engines.ai.policies import supported
 from engines.core import Game, IllegalAction, redact_events
-from service import auth, fairness, lifecycle
+from service import auth, endings, fairness, lifecycle, lobby
 from service.errors import Problem, from_illegal_action
 from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
@@ -43,7 +43,9 @@ class Settings:
 
 
 def status_of(game: Game, match: dict[str, Any]) -> str:
-    if any(is_open(seat) for seat in match["seats"]):
+    if match.get("ended"):  # resigned or aborted: see service/endings.py
+        return "finished"
+    if any(is_open(seat) or seat.get("awaits") for seat in match["seats"]):
         return "waiting"
     return "finished" if game.outcome(match["state"]) is not None else "active"
 
@@ -63,8 +65,10 @@ def present(game: Game, match: dict[str, Any], version: int, seat: int | None) -
         "deadlines": match["deadlines"],
         "your_seat": seat,
         "view": game.view(state, seat),
-        "outcome": fairness.revealed(match, game.outcome(state)),
+        "outcome": fairness.revealed(match, endings.outcome_of(game, match)),
         **fairness.shown(match),
+        "listed": bool(match.get("listed")),
+        "rematch": match.get("rematch"),
     }
 
 
@@ -112,7 +116,7 @@ class Matches:
             match,
             engine_options(match["options"]),
             log,
-            game.outcome(state),
+            endings.outcome_of(game, match),
             game.view(state, None),
         )
 
@@ -186,11 +190,13 @@ class Matches:
         players: list[dict[str, Any]],
         options: dict[str, Any],
         seed: int | None,
+        listed: bool = False,
         creator: str | None = None,
     ) -> dict[str, Any]:
         """A new match; ``options`` were loaded by the match options schema
-        (the game's options plus ``turn_timeout_s``); ``creator``: the
-        address that asked (never shown), which the quotas count against."""
+        (the game's options plus ``turn_timeout_s``); a ``listed`` one shows
+        in the lobby while it has open seats; ``creator``: the address that
+        asked (never shown), which the quotas count against."""
         if not game.min_players <= len(players) <= game.max_players:
             raise Problem(
                 422,
@@ -228,6 +234,8 @@ class Matches:
             "deadlines": [None] * len(players),
             "state": state,
             "creator": creator,
+            "listed": listed,
+            "created_at": time.time(),
         }
         events = [{"type": "match_created", "seats": public_seats(match), **fairness.shown(match)}]
         waiting = status_of(game, match) == "waiting"
@@ -258,6 +266,10 @@ class Matches:
                 )
             if not 0 <= seat < len(seats):
                 raise Problem(404, "seat_not_found", f"this match has seats 0 to {len(seats) - 1}")
+            if loaded.match.get("ended"):  # aborted while waiting
+                raise Problem(409, "match_over", "this match is over")
+            if seats[seat].get("awaits"):
+                raise Problem(409, "seat_reserved", f"seat {seat} awaits its rematch holder")
             if not is_open(seats[seat]):
                 raise Problem(409, "seat_taken", f"seat {seat} is already taken")
             token = None if bot else auth.new_token()
@@ -313,6 +325,7 @@ class Matches:
                     events = apply_logged(game, match, seat, action)
                 except IllegalAction as refused:
                     raise from_illegal_action(refused) from None
+                match["human_acted"] = True  # no abort from now on
             except Problem:
                 if fresh:
                     raise
@@ -353,6 +366,8 @@ class Matches:
             raise Problem(409, "match_not_started", "some seats are still open")
         if status == "finished":
             raise Problem(409, "match_over", "this match is over")
+        if seat in loaded.match.get("resigned", ()):
+            raise Problem(409, "seat_resigned", f"seat {seat} resigned; a bot plays it")
         if seat not in game.to_act(loaded.match["state"]):
             raise Problem(409, "not_your_turn", f"seat {seat} is not to act now")
         return seat
@@ -404,6 +419,8 @@ class Matches:
         )
         if written.version is not None and owes_turns(match):
             self.store.schedule(match["id"], due_at(game, match))
+        if written.version is not None and match.get("listed"):
+            lobby.sync(self.store, game, match, events)
         return written
 
     @staticmethod
@@ -428,12 +445,14 @@ def engine_options(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def is_open(seat: dict[str, Any]) -> bool:
-    return seat["token"] is None and not seat.get("bot")
+    """Free for anyone to join (a rematch seat ``awaits`` its holder instead)."""
+    return seat["token"] is None and not seat.get("bot") and not seat.get("awaits")
 
 
 def public_seats(match: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {"seat": i, "name": s["name"], "bot": s.get("bot"), "open": is_open(s)}
+        | ({"reserved": True} if s.get("awaits") else {})
         for i, s in enumerate(match["seats"])
     ]
 
@@ -452,7 +471,7 @@ def apply_logged(
     the log keeps every accepted action (for its seat's eyes only, as a move
     can carry secrets) so that a match replays from its seed. The event that
     ends the match reveals the seed and the salt."""
-    events = game.apply(match["state"], seat, action)
+    events = endings.amend_match_over(game, match, game.apply(match["state"], seat, action))
     events = [fairness.revealed(match, e) if e["type"] == "match_over" else e for e in events]
     return [{"type": "action", "seat": seat, "action": action, "to": [seat]}, *events]
 

@@ -84,6 +84,12 @@ class CreateMatchSchema(Schema):
             '"seeded": true everywhere. Absent: the server draws the seed (see docs/fairness.md)'
         },
     )
+    listed = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "show the match in the lobby (GET .../matches) while it has open seats"
+        },
+    )
 
 
 class JoinSchema(Schema):
@@ -105,6 +111,9 @@ class SeatSchema(Schema):
     open = fields.Boolean(required=True, metadata={"description": "nobody holds this seat yet"})
     token = fields.String(
         metadata={"description": "the seat's bearer token: only in the answer that gives the seat"}
+    )
+    reserved = fields.Boolean(
+        metadata={"description": "a rematch seat kept for its holder (present only when true)"}
     )
 
 
@@ -145,6 +154,16 @@ class RecordSeatSchema(Schema):
     bot = fields.String(allow_none=True, required=True)
 
 
+class RecordEndingSchema(Schema):
+    """A seat's resignation or abort, after that many of the record's actions."""
+
+    type = fields.String(required=True, validate=validate.OneOf(["resigned", "aborted"]))
+    seat = fields.Integer(required=True)
+    after = fields.Integer(
+        required=True, metadata={"description": "how many of the record's actions came before"}
+    )
+
+
 class RecordSchema(Schema):
     """A finished match's whole record; each game sets ``options``,
     ``actions``, ``outcome`` and ``final_view``."""
@@ -159,6 +178,11 @@ class RecordSchema(Schema):
     seed = fields.Integer(required=True, metadata={"description": "the seed the match used"})
     salt = fields.String(allow_none=True, required=True)
     seed_commitment = SEED_COMMITMENT
+    endings = fields.List(
+        fields.Nested(RecordEndingSchema),
+        required=True,
+        metadata={"description": "resignations and an abort, in order (docs/lobby.md)"},
+    )
 
 
 class MatchSchema(Schema):
@@ -183,6 +207,13 @@ class MatchSchema(Schema):
     your_seat = fields.Integer(allow_none=True, required=True)
     seeded = SEEDED
     seed_commitment = SEED_COMMITMENT
+    listed = fields.Boolean(required=True, metadata={"description": "shown in the lobby"})
+    rematch = fields.Nested(
+        "RematchOfferSchema",
+        allow_none=True,
+        required=True,
+        metadata={"description": "the rematch on offer, once a seat has asked for one"},
+    )
 
 
 class JoinedSchema(Schema):
@@ -247,3 +278,120 @@ class GameSchema(Schema):
 
 class GamesSchema(Schema):
     games = fields.List(fields.Nested(GameSchema), required=True)
+
+
+# -- lobby and match lifecycle (docs/lobby.md) ------------------------------------
+class LobbyQuerySchema(Schema):
+    players = fields.Integer(
+        validate=validate.Range(min=1, max=16),
+        metadata={"description": "only matches with exactly this many seats"},
+    )
+    open_seats = fields.Integer(
+        load_default=1,
+        validate=validate.Range(min=1, max=16),
+        metadata={"description": "only matches with at least this many open seats"},
+    )
+    cursor = fields.String(
+        validate=validate.Regexp(r"^[0-9]{13}:[0-9a-f]{32}$"),
+        metadata={"description": "the `next` of the previous page"},
+    )
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=50))
+
+
+class LobbyMatchSchema(Schema):
+    id = fields.String(required=True)
+    players = fields.Integer(required=True, metadata={"description": "number of seats"})
+    open_seats = fields.List(
+        fields.Integer(), required=True, metadata={"description": "the seats one may join"}
+    )
+    options = fields.Dict(required=True)
+    created_at = fields.Float(required=True, metadata={"description": "Unix time, seconds"})
+    seats = fields.List(fields.Nested(SeatSchema), required=True)
+
+
+class LobbySchema(Schema):
+    matches = fields.List(
+        fields.Nested(LobbyMatchSchema), required=True, metadata={"description": "newest first"}
+    )
+    next = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": "pass it as ?cursor= for the next page; null at the end (a page may "
+            "be short while next is not null, when filters skipped many matches)"
+        },
+    )
+
+
+class RematchOfferSchema(Schema):
+    id = fields.String(required=True, metadata={"description": "the new match's id"})
+    offered_by = fields.Integer(required=True, metadata={"description": "the seat that asked"})
+
+
+class RematchSchema(Schema):
+    """Your seat in the rematch: keep the token, it is shown once."""
+
+    id = fields.String(required=True, metadata={"description": "the new match's id"})
+    game = fields.String(required=True)
+    seat = fields.Integer(required=True, metadata={"description": "your seat in the new match"})
+    name = fields.String(allow_none=True, required=True)
+    token = fields.String(required=True, metadata={"description": "your new seat's token"})
+    status = fields.String(
+        required=True,
+        validate=validate.OneOf(["waiting", "active"]),
+        metadata={"description": "active once every seat has accepted"},
+    )
+
+
+RANKING = fields.List(
+    fields.List(fields.Integer()),
+    metadata={"description": "seats best first, tied seats together; resigned seats last"},
+)
+RESIGNED = fields.List(fields.Integer(), metadata={"description": "seats that resigned, in order"})
+
+
+class EndedEarlyOutcomeSchema(RevealedSchema):
+    """The outcome of a match that ended by resignation (one seat or none
+    left in) or by an abort (no winner); it has no game scores."""
+
+    winners = fields.List(fields.Integer(), required=True)
+    ranking = fields.List(fields.List(fields.Integer()), required=True)
+    resigned = fields.List(fields.Integer(), required=True)
+    ended_by = fields.String(required=True, validate=validate.OneOf(["resignation", "abort"]))
+    by = fields.Integer(
+        required=True, metadata={"description": "the seat that resigned or aborted"}
+    )
+
+
+class SeatLeftEventSchema(EventSchema):
+    """A seat's holder gave it back before the start: it is open again."""
+
+    seat = fields.Integer(required=True)
+
+
+class ResignedEventSchema(EventSchema):
+    """A seat resigned; ``bot`` plays it from now on when the match goes on."""
+
+    seat = fields.Integer(required=True)
+    bot = fields.String(metadata={"description": "absent when the resignation ended the match"})
+
+
+class AbortedEventSchema(EventSchema):
+    """A seat called the match off before anyone but bots acted."""
+
+    seat = fields.Integer(required=True)
+
+
+class RematchOfferedEventSchema(EventSchema):
+    """A seat asked for a rematch: ``match`` is the new match's id."""
+
+    seat = fields.Integer(required=True)
+    match = fields.String(required=True)
+
+
+LIFECYCLE_EVENTS = {
+    "seat_left": SeatLeftEventSchema,
+    "resigned": ResignedEventSchema,
+    "aborted": AbortedEventSchema,
+    "rematch_offered": RematchOfferedEventSchema,
+}

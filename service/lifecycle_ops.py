@@ -1,0 +1,212 @@
+"""A match's life around its play: leave a seat, resign, abort, rematch.
+
+Each is one compare-and-set write of the match (retried against the new
+state when another write wins), checked in full before anything is
+written: a request that makes no sense now is refused with a 409 and
+leaves Redis as it was. How the result reads afterwards is in
+``service/endings.py``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from engines.core import Event, Game, IllegalAction
+from service import auth
+from service.endings import RESIGNED_BOT, ended_early
+from service.errors import Problem
+from service.fairness import new_randomness, revealed, shown
+from service.matches import Matches, engine_options, present, public_seats, status_of
+from service.store import Loaded
+
+Decide = Callable[[dict[str, Any], int], list[Event]]
+
+
+def _change(matches: Matches, game: Game, match_id: str, token: str, decide: Decide) -> Loaded:
+    """Read the match, let ``decide`` change it for the token's seat (or
+    refuse with a Problem), write it; again while other writes win."""
+    for _ in range(matches.settings.max_attempts):
+        loaded = matches.load(game, match_id)
+        seat = matches.seat_for(loaded, token)
+        events = decide(loaded.match, seat)
+        written = matches._commit(game, loaded.match, loaded.version, events)
+        if written.version is not None:
+            loaded.version = written.version
+            return loaded
+    raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
+
+
+def _not_over(game: Game, match: dict[str, Any]) -> str:
+    status = status_of(game, match)
+    if status == "finished":
+        raise Problem(409, "match_over", "this match is over")
+    return status
+
+
+def leave(matches: Matches, game: Game, match_id: str, seat: int, token: str) -> dict[str, Any]:
+    """Give ``seat`` back before the match starts: its token stops working
+    and the seat is open again (and back in the lobby if the match is listed)."""
+
+    def decide(match: dict[str, Any], holder: int) -> list[Event]:
+        if holder != seat:
+            raise Problem(403, "not_your_seat", f"this token holds seat {holder}, not {seat}")
+        if _not_over(game, match) == "active":
+            raise Problem(409, "match_started", "a seat can be left only before the start")
+        if match.get("seeded"):
+            raise Problem(
+                409,
+                "seeded_match",
+                "a match whose seed the creator chose never has an open seat",
+            )
+        match["seats"][seat] = {"name": None, "token": None, "bot": None}
+        return [{"type": "seat_left", "seat": seat}]
+
+    loaded = _change(matches, game, match_id, token, decide)
+    return present(game, loaded.match, loaded.version, None)
+
+
+def resign(matches: Matches, game: Game, match_id: str, token: str) -> dict[str, Any]:
+    """Give up: ranked last; the match ends if one seat (or none) is left in,
+    else a bot plays the seat from now on."""
+
+    def decide(match: dict[str, Any], seat: int) -> list[Event]:
+        if _not_over(game, match) == "waiting":
+            raise Problem(409, "match_not_started", "some seats are still open")
+        resigned = match.setdefault("resigned", [])
+        if seat in resigned:
+            raise Problem(409, "seat_resigned", f"seat {seat} has already resigned")
+        resigned.append(seat)
+        match["human_acted"] = True
+        n_seats = len(match["seats"])
+        if n_seats - len(resigned) <= 1:
+            match["ended"] = ended_early(n_seats, resigned, "resignation", seat)
+            return [
+                {"type": "resigned", "seat": seat},
+                {"type": "match_over", **revealed(match, match["ended"])},
+            ]
+        match["seats"][seat]["bot"] = RESIGNED_BOT
+        return [{"type": "resigned", "seat": seat, "bot": RESIGNED_BOT}]
+
+    loaded = _change(matches, game, match_id, token, decide)
+    return present(game, loaded.match, loaded.version, matches.seat_for(loaded, token))
+
+
+def abort(matches: Matches, game: Game, match_id: str, token: str) -> dict[str, Any]:
+    """Call the match off while nobody but bots has acted: no winner."""
+
+    def decide(match: dict[str, Any], seat: int) -> list[Event]:
+        _not_over(game, match)
+        if match.get("human_acted"):
+            raise Problem(409, "abort_too_late", "a seat has acted: resign instead")
+        match["ended"] = ended_early(len(match["seats"]), [], "abort", seat)
+        return [
+            {"type": "aborted", "seat": seat},
+            {"type": "match_over", **revealed(match, match["ended"])},
+        ]
+
+    loaded = _change(matches, game, match_id, token, decide)
+    return present(game, loaded.match, loaded.version, matches.seat_for(loaded, token))
+
+
+# -- rematch -------------------------------------------------------------------
+def new_seat_of(seat: int, n_seats: int) -> int:
+    """Seats rotate by one in a rematch, so that another seat sits first:
+    the old seat 1 becomes seat 0, and seat 0 the last one."""
+    return (seat - 1) % n_seats
+
+
+def rematch(matches: Matches, game: Game, match_id: str, token: str) -> dict[str, Any]:
+    """Offer a rematch of a finished match, or accept the one on offer; either
+    way the caller takes their seat in the new match and gets its token."""
+    for _ in range(matches.settings.max_attempts):
+        loaded = matches.load(game, match_id)
+        seat = matches.seat_for(loaded, token)
+        match = loaded.match
+        if status_of(game, match) != "finished":
+            raise Problem(409, "match_not_over", "a rematch is for a match that has ended")
+        if match.get("rematch") is None:
+            match["rematch"] = {"id": uuid.uuid4().hex, "offered_by": seat}
+            events = [{"type": "rematch_offered", "seat": seat, "match": match["rematch"]["id"]}]
+            if matches._commit(game, match, loaded.version, events).version is None:
+                continue  # another write won (perhaps another seat's offer): read again
+        return _take_rematch_seat(matches, game, match, seat)
+    raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
+
+
+def _take_rematch_seat(
+    matches: Matches, game: Game, old: dict[str, Any], seat: int
+) -> dict[str, Any]:
+    """Seat ``seat`` of ``old`` takes its seat in the rematch, creating the
+    rematch first if nobody has yet (a create is a write at version 0, so
+    only one of several concurrent creators wins)."""
+    new_id = old["rematch"]["id"]
+    new_seat = new_seat_of(seat, len(old["seats"]))
+    for _ in range(matches.settings.max_attempts):
+        found = matches.store.load(new_id)
+        if found is None:
+            version, new = 0, rematch_match(game, old)
+            created = {"type": "match_created", "seats": public_seats(new), **shown(new)}
+            events = [created | {"rematch_of": old["id"]}]
+        else:
+            version, new, events = found.version, found.match, []
+        held = new["seats"][new_seat]
+        if new.get("ended"):
+            raise Problem(409, "match_over", f"the rematch {new_id} was called off")
+        if not held.get("awaits"):
+            raise Problem(
+                409,
+                "rematch_already_accepted",
+                f"seat {seat} has already taken its seat {new_seat} in the rematch {new_id}",
+            )
+        token = auth.new_token()
+        new["seats"][new_seat] = {
+            "name": held["name"],
+            "token": auth.token_hash(token),
+            "bot": None,
+        }
+        events.append({"type": "seat_joined", "seat": new_seat, "name": held["name"], "bot": None})
+        if status_of(game, new) == "active":
+            events.append({"type": "match_started"})
+        if matches._commit(game, new, version, events).version is not None:
+            return {
+                "id": new_id,
+                "game": game.name,
+                "seat": new_seat,
+                "name": held["name"],
+                "token": token,
+                "status": status_of(game, new),
+            }
+    raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
+
+
+def rematch_match(game: Game, old: dict[str, Any]) -> dict[str, Any]:
+    """The rematch of ``old``: same game and options, a new seed, seats rotated;
+    a bot's seat goes to the same bot, a person's awaits them."""
+    n_seats = len(old["seats"])
+    randomness = new_randomness(None)
+    try:
+        state = game.setup(engine_options(old["options"]), n_seats, randomness["seed"])
+    except IllegalAction as refused:  # the same options set up the old match
+        raise Problem(422, "invalid_options", refused.message) from None
+    seats = []
+    for new_seat in range(n_seats):
+        held = old["seats"][(new_seat + 1) % n_seats]
+        if held["token"] is None:  # a bot's seat from the start
+            seats.append({"name": held["name"], "token": None, "bot": held.get("bot")})
+        else:
+            seats.append({"name": held["name"], "token": None, "bot": None, "awaits": True})
+    return {
+        "id": old["rematch"]["id"],
+        "game": old["game"],
+        "options": old["options"],
+        **randomness,
+        "seats": seats,
+        "deadlines": [None] * n_seats,
+        "state": state,
+        "listed": False,
+        "created_at": time.time(),
+        "rematch_of": old["id"],
+    }
