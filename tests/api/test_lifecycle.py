@@ -10,11 +10,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import orjson
 import pytest
 import redis
 
 from engines import GAMES
 from service.endings import RESIGNED_BOT
+from service.fairness import REVEALED, verify
+from service.store import match_key
 from service.worker import Worker
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
@@ -155,12 +158,25 @@ def test_leaving_another_seat_is_forbidden_and_changes_nothing(api, redis_client
 
 
 def test_leaving_a_match_whose_seed_was_chosen_is_refused(api, redis_client):
-    created = api.create("dekal", {"players": [{"name": "Ada"}, {}], "seed": 3}).json()
+    """A seeded match has every seat taken from the start (a seed is refused
+    otherwise); however one of its seats comes to be open (a hand-edited
+    store), its other holders cannot leave and let a stranger in."""
+    created = api.create(
+        "dekal", {"players": [{"name": "Ada"}, {"name": "Bob"}], "seed": 3}
+    ).json()
+    stored = orjson.loads(redis_client.hget(match_key(created["id"]), "d"))
+    stored["seats"][1] = {"name": None, "token": None, "bot": None}
+    redis_client.hset(match_key(created["id"]), "d", orjson.dumps(stored))
     before = snapshot(redis_client, "dekal", created["id"])
     refused(
         api.leave("dekal", created["id"], 0, created["seats"][0]["token"]), 409, "seeded_match"
     )
     assert snapshot(redis_client, "dekal", created["id"]) == before
+
+
+def unrevealed(outcome: dict) -> dict:
+    """An outcome without the seed and salt that every end reveals (docs/fairness.md)."""
+    return {k: v for k, v in outcome.items() if k not in REVEALED}
 
 
 # -- resign --------------------------------------------------------------------
@@ -178,7 +194,7 @@ def test_resigning_a_two_player_match_makes_the_other_seat_win(api, game):
     match = answer.json()
     assert match["status"] == "finished" and match["to_act"] == []
     winner = 1 - quitter
-    assert match["outcome"] == {
+    assert unrevealed(match["outcome"]) == {
         "winners": [winner],
         "ranking": [[winner], [quitter]],
         "resigned": [quitter],
@@ -291,7 +307,7 @@ def test_aborting_before_anyone_acts_ends_with_no_winner(api):
     assert answer.status_code == 200, answer.text
     match = answer.json()
     assert match["status"] == "finished"
-    assert match["outcome"] == {
+    assert unrevealed(match["outcome"]) == {
         "winners": [],
         "ranking": [],
         "resigned": [],
@@ -399,3 +415,28 @@ def test_a_rematch_called_off_by_a_seat_cannot_be_accepted_and_changes_nothing(a
     refused(api.rematch("gaudi", match_id, tokens[1]), 409, "match_over")
     after = snapshot(redis_client, "gaudi", ada["id"]), snapshot(redis_client, "gaudi", match_id)
     assert after == before
+
+
+# -- records of matches that ended early ---------------------------------------
+@pytest.mark.parametrize("ending", ["resign", "abort"])
+def test_a_match_ended_early_has_a_record_that_verifies_and_catches_a_changed_ending(api, ending):
+    """A resignation or an abort ends a match outside its rules: its record
+    holds it (``endings``), and ``verify`` replays it to the same outcome."""
+    match_id, tokens = two_players(api, "dekal")
+    if ending == "resign":
+        play_one_move(api, "dekal", match_id, tokens)
+    answer = getattr(api, ending)("dekal", match_id, tokens[1])
+    assert answer.status_code == 200, answer.text
+    record = api.http.get(f"{api.base}/v1/games/dekal/matches/{match_id}/record").json()
+    assert record["endings"] == [
+        {
+            "type": "resigned" if ending == "resign" else "aborted",
+            "seat": 1,
+            "after": 1 if ending == "resign" else 0,
+        }
+    ]
+    assert verify(record) == []
+    other_seat = {**record, "endings": [{**record["endings"][0], "seat": 0}]}
+    assert verify(other_seat), "a record whose ending names another seat must fail"
+    no_ending = {**record, "endings": []}
+    assert verify(no_ending), "a record that drops its ending must fail"

@@ -125,7 +125,7 @@ def test_a_match_leaves_the_lobby_when_it_starts_and_when_it_is_aborted(api, red
 
 
 def test_an_expired_match_leaves_the_lobby(redis_url, redis_client):
-    server = LiveServer({"REDIS_URL": redis_url, "IDLE_TTL": 1})
+    server = LiveServer({"REDIS_URL": redis_url, "WAITING_TTL": 1})
     try:
         api = Lifecycle(server.base)
         gone = listed(api, [{"name": "Ada"}, {}])["id"]
