@@ -27,6 +27,7 @@ from service import auth, lifecycle
 from service.errors import Problem, from_illegal_action
 from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
+from service.outages import STORE_GONE, ending_cleanly
 from service.store import Loaded, Store, Written, idempotency_key
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -128,7 +129,7 @@ class Matches:
 
         def generate() -> Iterator[str]:
             with OPEN_STREAMS.labels(game.name).track_inprogress():
-                yield from follow()
+                yield from ending_cleanly(follow(), STORE_GONE)
 
         def follow() -> Iterator[str]:
             cursor = after
