@@ -27,7 +27,7 @@ from service import auth, lifecycle
 from service.errors import Problem, from_illegal_action
 from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
-from service.outages import STORE_GONE, ending_cleanly
+from service.outages import STORE_GONE, NotReplicated, ending_cleanly
 from service.store import Loaded, Store, Written, idempotency_key
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -355,9 +355,14 @@ class Matches:
         ttl = self.settings.finished_ttl if finished else self.settings.idle_ttl
         version = expected + 1
         stamped = [{"version": version, **event} for event in events]
-        written = self.store.commit(
-            match["id"], expected, match, stamped, ttl, record, counters or []
-        )
+        try:
+            written = self.store.commit(
+                match["id"], expected, match, stamped, ttl, record, counters or []
+            )
+        except NotReplicated as unconfirmed:
+            if unconfirmed.applied and owes_turns(match):  # should the write survive
+                self.store.schedule(match["id"], due_at(game, match))
+            raise
         if written.version is not None and owes_turns(match):
             self.store.schedule(match["id"], due_at(game, match))
         return written

@@ -23,6 +23,10 @@ class NotReplicated(exceptions.RedisError):
     the time allowed: it may survive or vanish in a failover, so it is not
     confirmed (the Idempotency-Key retry tells which)."""
 
+    def __init__(self, message: str, applied: bool = False) -> None:
+        super().__init__(message)
+        self.applied = applied  # the primary took the write (it may yet lose it)
+
 
 # Unreachable, timing out, failing over, loading, read-only, out of memory,
 # or a cluster whose slots are not all served (redirections included: a
