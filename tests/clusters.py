@@ -158,6 +158,13 @@ class Cluster:
         flagged = [n for n in nodes if n["port"] in live and "fail" in n["flags"]]
         return not flagged and len(self.masters_with_slots()) == self.primaries
 
+    def wait_replaced(self, port: int, timeout: float = 60) -> None:
+        """Until the other nodes have promoted a replica of ``port``'s slots."""
+        deadline = time.monotonic() + timeout
+        while port in self.masters_with_slots():
+            assert time.monotonic() < deadline, "no replica took over"
+            time.sleep(0.1)
+
     def kill(self, port: int, sig: int = signal.SIGKILL) -> None:
         process = self.processes[port]
         process.send_signal(sig)
