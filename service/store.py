@@ -227,7 +227,8 @@ class Store:
             version, data = results[0]
             replay = results[1] if replay_key is not None else None
         if replay is not None and self.min_replicas:
-            self._replicate(match_id, lambda pipe: pipe.expire(replay_key, self.idempotency_ttl))
+            key = match_key(match_id)
+            self._replicate(key, lambda pipe: pipe.expire(replay_key, self.idempotency_ttl))
         if version is None or data is None:
             return None
         self._remember(match_id, int(version), data)
@@ -265,7 +266,7 @@ class Store:
         args += [counter.limit.amount for counter in counters]
         args.extend(orjson.dumps(event) for event in events)
         if self.min_replicas:
-            answer = self._commit_replicated(match_id, keys, args)
+            answer = self._commit_replicated(keys, args)
         else:
             answer = self._commit(keys=keys, args=args)
         kind = int(answer[0])
@@ -286,7 +287,7 @@ class Store:
         self._remember(match_id, version, data)
         return Written(version=version)
 
-    def _commit_replicated(self, match_id: str, keys: list[Any], args: list[Any]) -> Any:
+    def _commit_replicated(self, keys: list[Any], args: list[Any]) -> Any:
         """The commit script's answer, once ``min_replicas`` replicas have
         its write; NotReplicated (503) when they do not say so in time."""
 
@@ -294,20 +295,20 @@ class Store:
             pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
 
         try:
-            (answer,) = self._replicate(match_id, queue)
+            (answer,) = self._replicate(keys[0], queue)
         except redis.exceptions.NoScriptError:  # a new primary, or a flushed cache
-            self._primary(match_id).script_load(COMMIT)
-            (answer,) = self._replicate(match_id, queue)
+            self._primary(keys[0]).script_load(COMMIT)
+            (answer,) = self._replicate(keys[0], queue)
         if int(answer[0]) == 2:
             # the record answered may be one an earlier try left unconfirmed
-            self._replicate(match_id, lambda pipe: pipe.expire(keys[2], self.idempotency_ttl))
+            self._replicate(keys[0], lambda pipe: pipe.expire(keys[2], self.idempotency_ttl))
         return answer
 
-    def _replicate(self, match_id: str, queue: Callable[[Any], None]) -> list[Any]:
+    def _replicate(self, key: str, queue: Callable[[Any], None]) -> list[Any]:
         """Run what ``queue`` puts in a pipeline on the primary holding
-        ``match_id``, then WAIT on that same connection (WAIT counts the
+        ``key``, then WAIT on that same connection (WAIT counts the
         replicas that have this connection's writes)."""
-        primary = self._primary(match_id)
+        primary = self._primary(key)
         pipe = primary.pipeline(transaction=False)
         queue(pipe)
         pipe.execute_command("WAIT", self.min_replicas, self.replicas_timeout_ms)
@@ -326,11 +327,11 @@ class Store:
             )
         return results
 
-    def _primary(self, match_id: str) -> redis.Redis:
-        """A client of the primary that holds ``match_id``: on a cluster,
-        the node serving its slot; elsewhere the client itself."""
+    def _primary(self, key: str) -> redis.Redis:
+        """A client of the primary that holds ``key``: on a cluster, the
+        node serving its slot; elsewhere the client itself."""
         if isinstance(self.client, RedisCluster):
-            node = self.client.get_node_from_key(match_key(match_id))
+            node = self.client.get_node_from_key(key)
             return self.client.get_redis_connection(node)
         return self.client
 
@@ -361,10 +362,17 @@ class Store:
 
     def schedule(self, match_id: str, when: float | None) -> None:
         """The server owes ``match_id`` a turn at ``when`` (None: no longer)."""
-        if when is None:
-            self.client.zrem(DUE_KEY, match_id)
+        if self.min_replicas:  # a lost entry would leave a bot's turn unplayed
+            self._replicate(DUE_KEY, lambda pipe: self._schedule(pipe, match_id, when))
         else:
-            self.client.zadd(DUE_KEY, {match_id: when})
+            self._schedule(self.client, match_id, when)
+
+    @staticmethod
+    def _schedule(client: Any, match_id: str, when: float | None) -> None:
+        if when is None:
+            client.zrem(DUE_KEY, match_id)
+        else:
+            client.zadd(DUE_KEY, {match_id: when})
 
     def claim(self, now: float, lease_s: float) -> str | None:
         """A match whose server turn is due, leased for ``lease_s`` seconds."""

@@ -131,6 +131,18 @@ class SentinelGroup:
                     return False
                 if int(info["master_port"]) != primary:
                     return False
+        # Sentinels learn of replicas from the primary's INFO, every 10 s:
+        # until then they have no replica to promote.
+        for port in self.sentinel_ports:
+            with redis.Redis(port=port, socket_timeout=2) as sentinel:
+                good = [
+                    replica
+                    for replica in sentinel.sentinel_slaves(SERVICE)
+                    if int(replica["port"]) in live
+                    and not {"s_down", "o_down", "disconnected"} & set(replica["flags"].split(","))
+                ]
+                if len(good) < len(live) - 1:
+                    return False
         return True
 
     def signal(self, port: int, sig: int) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import signal
+import threading
 import time
 from collections.abc import Iterator
 
@@ -14,7 +15,8 @@ import pytest
 import redis
 
 from service.sentinel import parse_sentinel_url
-from service.store import match_key
+from service.store import DUE_KEY, match_key
+from service.worker import Worker
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem, replay_from_log
 from tests.conftest import LiveServer
@@ -156,4 +158,26 @@ def test_a_failover_after_an_unconfirmed_action_leaves_it_applied_once_or_not_at
         group.restart(old_primary)
         group.wait_healthy()
     finally:
+        server.stop()
+
+
+def test_bots_play_to_the_end_when_every_write_waits_for_replicas(group):
+    server = serve(group, min_replicas=2)
+    api = ApiClient(server.base)
+    worker = Worker(server.app.extensions["ludotheque.matches"], budget_s=0.01, idle_s=0.01)
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    try:
+        created = api.create(GAME, {"players": [{"bot": "random"}, {"bot": "random"}]}).json()
+        deadline = time.monotonic() + 60
+        while api.get(GAME, created["id"]).json()["status"] != "finished":
+            assert time.monotonic() < deadline, "the bots did not finish"
+            time.sleep(0.1)
+        for port in group.replicas():
+            with redis.Redis(port=port) as replica:
+                assert replica.zscore(DUE_KEY, created["id"]) is None, "unscheduled everywhere"
+        assert len(actions_logged(group, created["id"])) == 64
+    finally:
+        worker.stopping.set()
+        thread.join(timeout=10)
         server.stop()
