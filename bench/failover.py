@@ -68,6 +68,7 @@ class Report:
     unconfirmed_logged: int = 0
     not_replayable: int = 0
     longest_503_s: float = 0.0
+    promoted_s: list[float] = field(default_factory=list)
     heal_s: list[float] = field(default_factory=list)
     answers_503: int = 0
     refusals: int = 0
@@ -83,7 +84,9 @@ class Report:
             f"matches whose state is not the replay of their log: {self.not_replayable}",
             f"503 answers: {self.answers_503}, longest 503 run: {self.longest_503_s:.2f} s",
             f"4xx refusals after a retry: {self.refusals}",
-            "failover to healthy again (s): " + ", ".join(f"{s:.1f}" for s in self.heal_s),
+            "kill to a replica promoted (s): " + ", ".join(f"{s:.1f}" for s in self.promoted_s),
+            "kill to healthy again, the dead node back as a replica (s): "
+            + ", ".join(f"{s:.1f}" for s in self.heal_s),
         ]
 
 
@@ -208,24 +211,27 @@ def count_lost(client: Any, players: list[Player], before: float) -> int:
 class ClusterTopology:
     name = "cluster"
 
-    def __init__(self, root: Path) -> None:
-        self.cluster = Cluster(root, primaries=3, replicas=1).start()
+    def __init__(self, root: Path, replicas: int = 1) -> None:
+        self.replicas = replicas
+        self.cluster = Cluster(root, primaries=3, replicas=replicas).start()
         self.url, self.config = self.cluster.url, {"REDIS_CLUSTER": True}
 
     def reader(self) -> Any:
         return RedisCluster.from_url(self.url)
 
-    def kill_a_primary(self) -> float:
+    def kill_a_primary(self) -> tuple[float, float]:
         """SIGKILL a primary, wait for its replica to take over and for the
-        dead node to come back as a replica; the seconds until healthy."""
+        dead node to come back as a replica; the seconds until its replica
+        was promoted, and until all was healthy again."""
         victim = random.choice(self.cluster.masters_with_slots())
         killed = time.monotonic()
         self.cluster.kill(victim, signal.SIGKILL)
         self.cluster.wait_replaced(victim)
+        promoted = time.monotonic() - killed
         self.cluster.wait_healthy()
         self.cluster.start_node(victim)
         self.cluster.wait_healthy()
-        return time.monotonic() - killed
+        return promoted, time.monotonic() - killed
 
     def close(self) -> None:
         self.cluster.close()
@@ -234,14 +240,15 @@ class ClusterTopology:
 class SentinelTopology:
     name = "sentinel"
 
-    def __init__(self, root: Path) -> None:
-        self.group = SentinelGroup(root, replicas=2).start()
+    def __init__(self, root: Path, replicas: int = 2) -> None:
+        self.replicas = replicas
+        self.group = SentinelGroup(root, replicas=replicas).start()
         self.url, self.config = self.group.url, {}
 
     def reader(self) -> Any:
         return redis.Redis(port=self.group.primary())
 
-    def kill_a_primary(self) -> float:
+    def kill_a_primary(self) -> tuple[float, float]:
         victim = self.group.primary()
         killed = time.monotonic()
         self.group.signal(victim, signal.SIGKILL)
@@ -249,9 +256,10 @@ class SentinelTopology:
         while self.group.primary() == victim:
             assert time.monotonic() < deadline, "the Sentinels did not fail over"
             time.sleep(0.1)
+        promoted = time.monotonic() - killed
         self.group.restart(victim)
         self.group.wait_healthy()
-        return time.monotonic() - killed
+        return promoted, time.monotonic() - killed
 
     def close(self) -> None:
         self.group.close()
@@ -265,9 +273,14 @@ def run(
     seconds_between: float = 3.0,
     min_replicas: int = 1,
     replicas_timeout_ms: int = 1000,
+    replicas: int | None = None,
 ) -> Report:
-    setup = ClusterTopology(root) if topology == "cluster" else SentinelTopology(root)
-    report = Report(setup.name, min_replicas)
+    """``replicas``: per primary (default: 1 on a cluster, 2 under Sentinel)."""
+    if topology == "cluster":
+        setup: ClusterTopology | SentinelTopology = ClusterTopology(root, replicas or 1)
+    else:
+        setup = SentinelTopology(root, replicas or 2)
+    report = Report(f"{setup.name}, {setup.replicas} replica(s) per primary", min_replicas)
     server = LiveServer(
         {
             "REDIS_URL": setup.url,
@@ -284,7 +297,9 @@ def run(
         for _ in range(kills):
             time.sleep(seconds_between)
             before = time.monotonic()
-            report.heal_s.append(setup.kill_a_primary())
+            promoted, healed = setup.kill_a_primary()
+            report.promoted_s.append(promoted)
+            report.heal_s.append(healed)
             report.kills += 1
             reader = setup.reader()
             report.lost_at_failovers.append(count_lost(reader, players, before))
@@ -323,6 +338,9 @@ def main() -> None:
     parser.add_argument("--seconds-between", type=float, default=5.0)
     parser.add_argument("--min-replicas", type=int, default=1)
     parser.add_argument("--replicas-timeout-ms", type=int, default=1000)
+    parser.add_argument(
+        "--replicas", type=int, help="replicas per primary (default: cluster 1, sentinel 2)"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ludotheque-failover-") as root:
@@ -334,6 +352,7 @@ def main() -> None:
             args.seconds_between,
             args.min_replicas,
             args.replicas_timeout_ms,
+            args.replicas,
         )
     print("\n".join(report.lines()))
     if args.json:

@@ -4,7 +4,9 @@ be stopped, killed (SIGKILL) and started again on their own data."""
 
 from __future__ import annotations
 
+import random
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -12,7 +14,61 @@ from pathlib import Path
 import redis
 
 from service.embedded import server_binary
-from tests.test_cluster import SLOTS, cluster_port, wait_ping
+
+SLOTS = 16384
+
+
+def cluster_port() -> int:
+    """A free port whose cluster bus port (the port + 10000) is free too;
+    ephemeral ports are too high for that, so pick below them."""
+    while True:
+        port = random.randint(20000, 30000)
+        try:
+            with socket.socket() as node, socket.socket() as bus:
+                node.bind(("127.0.0.1", port))
+                bus.bind(("127.0.0.1", port + 10000))
+        except OSError:
+            continue
+        return port
+
+
+def wait_ping(client: redis.Redis) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            client.ping()
+            return
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def start_server(folder: Path, port: int, *options: str) -> subprocess.Popen:
+    """A redis-server on loopback ``port``, its AOF (fsync'd every second)
+    and log in ``folder``, with more ``options``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        [
+            server_binary(),
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(folder),
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "everysec",
+            "--logfile",
+            str(folder / "server.log"),
+            *options,
+        ],
+        start_new_session=True,
+    )
 
 
 class Cluster:
@@ -35,32 +91,15 @@ class Cluster:
 
     def start_node(self, port: int) -> None:
         folder = self.root / str(port)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.processes[port] = subprocess.Popen(
-            [
-                server_binary(),
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                str(folder / "nodes.conf"),
-                "--cluster-node-timeout",
-                str(self.node_timeout_ms),
-                "--dir",
-                str(folder),
-                "--save",
-                "",
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "everysec",
-                "--logfile",
-                str(folder / "server.log"),
-            ],
-            start_new_session=True,
+        self.processes[port] = start_server(
+            folder,
+            port,
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            str(folder / "nodes.conf"),
+            "--cluster-node-timeout",
+            str(self.node_timeout_ms),
         )
 
     def client(self, port: int) -> redis.Redis:

@@ -12,7 +12,7 @@ from pathlib import Path
 import redis
 
 from service.embedded import free_port, server_binary
-from tests.test_cluster import wait_ping
+from tests.clusters import start_server, wait_ping
 
 SERVICE = "mymaster"
 
@@ -33,28 +33,8 @@ class SentinelGroup:
         return f"redis+sentinel://{hosts}/{SERVICE}/0"
 
     def start_server(self, port: int, replica_of: int | None = None) -> None:
-        folder = self.root / str(port)
-        folder.mkdir(parents=True, exist_ok=True)
-        command = [
-            server_binary(),
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            str(folder),
-            "--save",
-            "",
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "everysec",
-            "--logfile",
-            str(folder / "server.log"),
-        ]
-        if replica_of is not None:
-            command += ["--replicaof", "127.0.0.1", str(replica_of)]
-        self.processes[port] = subprocess.Popen(command, start_new_session=True)
+        options = [] if replica_of is None else ["--replicaof", "127.0.0.1", str(replica_of)]
+        self.processes[port] = start_server(self.root / str(port), port, *options)
 
     def start_sentinel(self, port: int) -> None:
         folder = self.root / f"sentinel-{port}"
