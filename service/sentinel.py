@@ -33,8 +33,8 @@ def parse_sentinel_url(url: str) -> dict[str, Any]:
         username, password = unquote(user) or None, unquote(secret) or None
     hosts = []
     for host in netloc.split(","):
-        name, _, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
-        hosts.append((name or host, int(port) if port else SENTINEL_PORT))
+        one = urlsplit(f"//{host}")  # handles [v6]:port
+        hosts.append((one.hostname or "localhost", one.port or SENTINEL_PORT))
     path = [segment for segment in parts.path.split("/") if segment]
     query = parse_qs(parts.query)
     return {

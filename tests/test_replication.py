@@ -76,6 +76,9 @@ def test_a_sentinel_url_names_its_sentinels_service_and_database():
     assert found["sentinels"] == [("a", 26380), ("b", 26379)]
     assert (found["service"], found["db"], found["password"]) == ("games", 2, "s@cret")
     assert found["sentinel_password"] == "x" and not found["ssl"]
+    found = parse_sentinel_url("rediss+sentinel://[::1]:26381,[::1]")
+    assert found["sentinels"] == [("::1", 26381), ("::1", 26379)]
+    assert (found["service"], found["db"], found["ssl"]) == ("mymaster", 0, True)
 
 
 def test_a_confirmed_action_is_already_on_the_replicas(group):
