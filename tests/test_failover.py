@@ -16,7 +16,7 @@ def test_with_one_replica_confirming_no_confirmed_action_is_lost_in_a_failover(t
     assert report.lost == 0
     assert report.unconfirmed_logged == 0, "no action applied twice, none applied untold"
     assert report.not_replayable == 0, "every state is the replay of its log"
-    assert report.longest_503_s < 30
+    assert report.longest_503_s < 60, "the service recovers by itself"
 
 
 def test_without_waiting_for_replicas_every_log_still_replays(tmp_path):
