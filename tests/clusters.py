@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -42,6 +43,20 @@ def wait_ping(client: redis.Redis) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def wait_for(check: Callable[[], bool], timeout: float, failure: str) -> float:
+    """Until ``check()`` is true (a Redis error counting as false); the
+    seconds it took."""
+    started = time.monotonic()
+    while True:
+        try:
+            if check():
+                return time.monotonic() - started
+        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+            pass
+        assert time.monotonic() - started < timeout, failure
+        time.sleep(0.1)
 
 
 def start_server(folder: Path, port: int, *options: str) -> subprocess.Popen:
@@ -169,16 +184,7 @@ class Cluster:
     def wait_healthy(self, timeout: float = 60) -> float:
         """Until every live node says cluster_state:ok, every slot is served
         by a live primary and every live replica is in sync; the seconds it took."""
-        started = time.monotonic()
-        deadline = started + timeout
-        while True:
-            try:
-                if self._healthy():
-                    return time.monotonic() - started
-            except (redis.ConnectionError, redis.TimeoutError):
-                pass
-            assert time.monotonic() < deadline, "the cluster did not come back"
-            time.sleep(0.1)
+        return wait_for(self._healthy, timeout, "the cluster did not come back")
 
     def _healthy(self) -> bool:
         live = [port for port, p in self.processes.items() if p.poll() is None]

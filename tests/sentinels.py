@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import redis
 
 from service.embedded import free_port, server_binary
-from tests.clusters import start_server, wait_ping
+from tests.clusters import start_server, wait_for, wait_ping
 
 SERVICE = "mymaster"
 
@@ -84,16 +83,7 @@ class SentinelGroup:
     def wait_healthy(self, timeout: float = 60) -> float:
         """Until the named primary answers as one, with every live replica
         linked to it and known to the Sentinels; the seconds it took."""
-        started = time.monotonic()
-        deadline = started + timeout
-        while True:
-            try:
-                if self._healthy():
-                    return time.monotonic() - started
-            except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
-                pass
-            assert time.monotonic() < deadline, "the group did not settle"
-            time.sleep(0.1)
+        return wait_for(self._healthy, timeout, "the group did not settle")
 
     def _healthy(self) -> bool:
         primary = self.primary()
