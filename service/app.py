@@ -47,6 +47,8 @@ def _origins(value: str) -> list[str]:
 ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("REDIS_URL", "REDIS_URL", str),
     ("REDIS_CLUSTER", "REDIS_CLUSTER", _flag),
+    ("REDIS_MIN_REPLICAS", "LUDOTHEQUE_REDIS_MIN_REPLICAS", int),
+    ("REDIS_REPLICAS_TIMEOUT_MS", "LUDOTHEQUE_REDIS_REPLICAS_TIMEOUT_MS", int),
     ("FINISHED_TTL", "LUDOTHEQUE_FINISHED_TTL", int),
     ("IDLE_TTL", "LUDOTHEQUE_IDLE_TTL", int),
     ("IDEMPOTENCY_TTL", "LUDOTHEQUE_IDEMPOTENCY_TTL", int),
@@ -76,6 +78,8 @@ DEFAULTS: dict[str, Any] = {
     "SSE_KEEPALIVE_S": 10,
     "MAX_WAITING_READS": 5000,
     "REDIS_CLUSTER": False,
+    "REDIS_MIN_REPLICAS": 0,
+    "REDIS_REPLICAS_TIMEOUT_MS": 1000,
     "RATELIMIT_ENABLED": True,
     "RATE_LIMIT_PER_ADDRESS": "6000/minute",
     "RATE_LIMIT_PER_TOKEN": "1200/minute",
@@ -114,7 +118,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     # Each open event stream or long poll holds one connection while it waits.
     waiting = app.config["MAX_WAITING_READS"]
     blocking = connect(url, cluster, socket_timeout=60, max_connections=waiting)
-    store = Store(connect(url, cluster), app.config["IDEMPOTENCY_TTL"], blocking=blocking)
+    store = Store(
+        connect(url, cluster),
+        app.config["IDEMPOTENCY_TTL"],
+        blocking=blocking,
+        min_replicas=app.config["REDIS_MIN_REPLICAS"],
+        replicas_timeout_ms=app.config["REDIS_REPLICAS_TIMEOUT_MS"],
+    )
     settings = Settings(
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],

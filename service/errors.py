@@ -13,11 +13,11 @@ from typing import Any
 import orjson
 from flask import Flask, Response
 from marshmallow import Schema, fields
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisClusterException, RedisError
 from werkzeug.exceptions import HTTPException
 
 from engines.core import IllegalAction
+from service.outages import is_store_trouble
 
 log = logging.getLogger(__name__)
 
@@ -152,9 +152,11 @@ def register_error_handlers(app: Flask) -> None:
     def _illegal(refused: IllegalAction) -> Response:
         return problem_response(from_illegal_action(refused))
 
-    @app.errorhandler(RedisConnectionError)
-    @app.errorhandler(RedisTimeoutError)
+    @app.errorhandler(RedisError)
+    @app.errorhandler(RedisClusterException)
     def _store(error: Exception) -> Response:
+        if not is_store_trouble(error):
+            return _unexpected(error)
         log.warning("store unavailable: %s", error)
         return problem_response(
             Problem(

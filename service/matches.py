@@ -26,6 +26,7 @@ from service import auth, endings, fairness, lifecycle, lobby
 from service.errors import Problem, from_illegal_action
 from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
+from service.outages import STORE_GONE, NotReplicated, ending_cleanly
 from service.quotas import Quotas
 from service.store import Loaded, Store, Written, idempotency_key
 
@@ -155,7 +156,7 @@ class Matches:
 
         def generate() -> Iterator[str]:
             with OPEN_STREAMS.labels(game.name).track_inprogress():
-                yield from follow()
+                yield from ending_cleanly(follow(), STORE_GONE)
 
         def follow() -> Iterator[str]:
             cursor = after
@@ -414,9 +415,14 @@ class Matches:
             ttl = self.settings.waiting_ttl
         version = expected + 1
         stamped = [{"version": version, **event} for event in events]
-        written = self.store.commit(
-            match["id"], expected, match, stamped, ttl, record, counters or []
-        )
+        try:
+            written = self.store.commit(
+                match["id"], expected, match, stamped, ttl, record, counters or []
+            )
+        except NotReplicated as unconfirmed:
+            if unconfirmed.applied and owes_turns(match):  # should the write survive
+                self.store.schedule(match["id"], due_at(game, match))
+            raise
         if written.version is not None and owes_turns(match):
             self.store.schedule(match["id"], due_at(game, match))
         if written.version is not None and match.get("listed"):

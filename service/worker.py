@@ -17,6 +17,7 @@ import threading
 import time
 
 from service.matches import Matches
+from service.outages import StoreBackoff, is_store_trouble
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +50,16 @@ class Worker:
 
     def run(self) -> None:
         log.info("worker ready (budget %.3f s per bot move)", self.budget_s)
+        outage = StoreBackoff()
         while not self.stopping.is_set():
             try:
                 busy = self.run_once()
-            except Exception:
+                outage.over()
+            except Exception as error:
+                if is_store_trouble(error):
+                    # the store is down or failing over: wait, longer each time
+                    self.stopping.wait(outage.next_wait(error))
+                    continue
                 # One bad match must not stop the others; its lease expires
                 # and it is tried again later.
                 log.exception("a server turn failed")
