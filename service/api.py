@@ -77,6 +77,8 @@ PROBLEMS = {
     413: "Body too large (payload_too_large)",
     422: "Schema-invalid body (invalid_request, invalid_options) or illegal move "
     "(illegal_action, with the reason)",
+    429: "Over a limit, with Retry-After (too_many_requests; bot_seats_exceeded: the "
+    "creating address holds its cap of live bot seats)",
     503: "The store is unavailable (store_unavailable)",
 }
 
@@ -260,7 +262,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
     class MatchCollection(MethodView):
         @blp.arguments(create_schema)
         @blp.response(201, match_schema)
-        @blp.doc(operationId=f"{name}_create_match", **problems(400, 413, 422, 503))
+        @blp.doc(operationId=f"{name}_create_match", **problems(400, 413, 422, 429, 503))
         def post(self, body: dict[str, Any]) -> Response:
             """Create a match.
 
@@ -268,7 +270,9 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             answer only; each `{}` seat stays open for someone to join.
             """
             options = body.get("options") or options_schema().load({})
-            answer = matches().create(game, body["players"], options, body.get("seed"))
+            answer = matches().create(
+                game, body["players"], options, body.get("seed"), request.remote_addr
+            )
             location = f"/v1/games/{name}/matches/{answer['id']}"
             return json_response(
                 answer, 201, {"Location": location, "ETag": etag(answer["version"])}
@@ -299,7 +303,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
     class SeatResource(MethodView):
         @blp.arguments(JoinSchema)
         @blp.response(201, JoinedSchema)
-        @blp.doc(operationId=f"{name}_join_match", **problems(400, 404, 409, 413, 422, 503))
+        @blp.doc(operationId=f"{name}_join_match", **problems(400, 404, 409, 413, 422, 429, 503))
         def post(self, body: dict[str, Any], match_id: str, seat: int) -> Response:
             """Take an open seat, for yourself (the answer holds its token,
             shown once) or for a bot. The match starts when every seat is taken."""

@@ -18,6 +18,7 @@ from service.health import health
 from service.limits import init_limits
 from service.matches import Matches, Settings
 from service.observability import init_observability
+from service.scheduler import BotLimits, Scheduler
 from service.store import Store, connect
 
 
@@ -53,6 +54,8 @@ ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("RATE_LIMIT_PER_TOKEN", "LUDOTHEQUE_RATE_LIMIT_PER_TOKEN", str),
     ("CORS_ORIGINS", "LUDOTHEQUE_CORS_ORIGINS", _origins),
     ("TRUSTED_PROXIES", "LUDOTHEQUE_TRUSTED_PROXIES", int),
+    ("BOT_SEATS_PER_ADDRESS", "LUDOTHEQUE_BOT_SEATS_PER_ADDRESS", int),
+    ("BOT_MATCH_BUDGET_S", "LUDOTHEQUE_BOT_MATCH_BUDGET_S", float),
 ]
 
 
@@ -73,6 +76,8 @@ DEFAULTS: dict[str, Any] = {
     "RATE_LIMIT_PER_TOKEN": "1200/minute",
     "CORS_ORIGINS": [],
     "TRUSTED_PROXIES": 0,
+    "BOT_SEATS_PER_ADDRESS": 12,
+    "BOT_MATCH_BUDGET_S": 600.0,
     "API_TITLE": "Ludothèque",
     "API_VERSION": "v1",
     "OPENAPI_VERSION": "3.1.0",
@@ -110,7 +115,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         idle_ttl=app.config["IDLE_TTL"],
         keepalive_s=app.config["SSE_KEEPALIVE_S"],
     )
-    app.extensions["ludotheque.matches"] = Matches(store, settings)
+    limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
+    app.extensions["ludotheque.matches"] = Matches(
+        store, settings, Scheduler(store.client, limits)
+    )
 
     api = LudothequeApi(app)
     app.extensions["ludotheque.api"] = api

@@ -75,7 +75,8 @@ class ProblemSchema(Schema):
             "invalid_options, token_required, invalid_token, not_found, game_not_found, "
             "match_not_found, seat_not_found, not_your_turn, match_not_started, match_over, "
             "seat_taken, conflict, version_mismatch, idempotency_key_reused, "
-            "payload_too_large, store_unavailable, internal_error"
+            "payload_too_large, too_many_requests, bot_seats_exceeded, store_unavailable, "
+            "internal_error"
         }
     )
     errors = fields.Dict(metadata={"description": "per-field validation errors"})

@@ -27,6 +27,7 @@ from service import auth, lifecycle
 from service.errors import Problem, from_illegal_action
 from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
+from service.scheduler import Scheduler
 from service.store import Loaded, Store, Written, idempotency_key
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -67,9 +68,12 @@ def present(game: Game, match: dict[str, Any], version: int, seat: int | None) -
 
 
 class Matches:
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(
+        self, store: Store, settings: Settings, scheduler: Scheduler | None = None
+    ) -> None:
         self.store = store
         self.settings = settings
+        self.scheduler = scheduler or Scheduler(store.client)
 
     # -- reading ---------------------------------------------------------------
     def load(self, game: Game, match_id: str, replay_key: str | None = None) -> Loaded:
@@ -163,9 +167,11 @@ class Matches:
         players: list[dict[str, Any]],
         options: dict[str, Any],
         seed: int | None,
+        creator: str | None = None,
     ) -> dict[str, Any]:
         """A new match; ``options`` were loaded by the match options schema
-        (the game's options plus ``turn_timeout_s``)."""
+        (the game's options plus ``turn_timeout_s``); ``creator``: the address
+        that asks for it, against which its bot seats count."""
         if not game.min_players <= len(players) <= game.max_players:
             raise Problem(
                 422,
@@ -196,7 +202,9 @@ class Matches:
             ],
             "deadlines": [None] * len(players),
             "state": state,
+            "creator": creator,
         }
+        self.scheduler.reserve(match, [i for i, p in enumerate(players) if p.get("bot")])
         events = [{"type": "match_created", "seats": public_seats(match)}]
         if status_of(game, match) == "active":
             events.append({"type": "match_started"})
@@ -227,6 +235,8 @@ class Matches:
                 "token": auth.token_hash(token) if token else None,
                 "bot": bot,
             }
+            if bot:
+                self.scheduler.reserve(loaded.match, [seat])
             events = [{"type": "seat_joined", "seat": seat, "name": name, "bot": bot}]
             if status_of(game, loaded.match) == "active":
                 events.append({"type": "match_started"})
@@ -320,20 +330,25 @@ class Matches:
         or another write won the race (whoever won rescheduled the match)."""
         loaded = self.store.load(match_id)
         if loaded is None:
-            self.store.schedule(match_id, None)
+            self.scheduler.unschedule(match_id)
             return False
         match = loaded.match
         game = GAMES[match["game"]]
         due = server_turn(game, match, time.time())
         if due is None:
-            self.store.schedule(match_id, due_at(game, match))
+            finished = status_of(game, match) == "finished"
+            self.scheduler.schedule(match, due_at(game, match), finished)
             return False
         seat, policy, timed_out = due
+        policy, budget_s = self.scheduler.bot_move(match, policy, budget_s)
+        started = time.perf_counter()
         with BOT_MOVE.labels(game.name, policy).time():
             action = choose_action(game, match["state"], seat, policy, rng, budget_s)
+        if not timed_out:
+            self.scheduler.charge(match, time.perf_counter() - started)
         events = [{"type": "timeout", "seat": seat}] if timed_out else []
         events += apply_logged(game, match, seat, action)
-        if self._commit(game, match, loaded.version, events).version is None:
+        if self._commit(game, match, loaded.version, events, requeue=True).version is None:
             CAS_RETRIES.labels(game.name).inc()
             return False
         ACTIONS.labels(game.name, "clock" if timed_out else "bot").inc()
@@ -348,6 +363,7 @@ class Matches:
         events: list[dict[str, Any]],
         record: tuple[str, bytes] | None = None,
         counters: list[Counter] | None = None,
+        requeue: bool = False,
     ) -> Written:
         refresh_deadlines(game, match, time.time())
         finished = status_of(game, match) == "finished"
@@ -358,7 +374,7 @@ class Matches:
             match["id"], expected, match, stamped, ttl, record, counters or []
         )
         if written.version is not None and owes_turns(match):
-            self.store.schedule(match["id"], due_at(game, match))
+            self.scheduler.schedule(match, due_at(game, match), finished, requeue)
         return written
 
     @staticmethod

@@ -75,22 +75,6 @@ return {1, version, n}
 )
 
 
-# KEYS: the due set. ARGV: now, lease seconds. Takes the first match due by
-# now and pushes it back by the lease, so that if its taker dies the match
-# comes due again; the taker's commit then reschedules it for real.
-CLAIM = """
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
-if #due == 0 then
-  return false
-end
-redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), due[1])
-return due[1]
-"""
-
-# Matches the server owes a turn (a bot's, or a clock's), scored by when.
-DUE_KEY = "ludotheque:due"
-
-
 @dataclass
 class Loaded:
     version: int
@@ -166,7 +150,6 @@ class Store:
         self.blocking = blocking or client
         self.idempotency_ttl = idempotency_ttl
         self._commit = client.register_script(COMMIT)
-        self._claim = client.register_script(CLAIM)
         # The match JSON this process last read or wrote, by id: a write can
         # start from it and skip its read, the compare-and-set guarding it.
         # Not on a cluster, where the rate-limit counters live in other slots
@@ -289,24 +272,12 @@ class Store:
             for entry_id, fields in entries
         ]
 
-    def schedule(self, match_id: str, when: float | None) -> None:
-        """The server owes ``match_id`` a turn at ``when`` (None: no longer)."""
-        if when is None:
-            self.client.zrem(DUE_KEY, match_id)
-        else:
-            self.client.zadd(DUE_KEY, {match_id: when})
-
-    def claim(self, now: float, lease_s: float) -> str | None:
-        """A match whose server turn is due, leased for ``lease_s`` seconds."""
-        claimed = self._claim(keys=[DUE_KEY], args=[now, lease_s])
-        return claimed.decode() if claimed else None
-
     def exists(self, match_id: str) -> bool:
         return bool(self.client.exists(match_key(match_id)))
 
     def ready(self) -> bool:
         """Redis answers and the commit script is loaded (loading it if not)."""
-        for script in (self._commit, self._claim):
+        for script in (self._commit,):
             if not self.client.script_exists(script.sha)[0]:
                 self.client.script_load(script.script)
         return True
