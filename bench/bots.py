@@ -35,6 +35,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -127,6 +128,7 @@ class Victim:
         self.http.headers["X-Forwarded-For"] = VICTIM
         self.rng = random.Random(7)
         self.delays: list[float] = []
+        self.owed_at: list[float] = []  # when each delay began, from the start
         self.censored = 0
         self.matches = 0
 
@@ -142,14 +144,15 @@ class Victim:
         return match["id"], match
 
     def run(self, seconds: float) -> None:
-        end = time.monotonic() + seconds
+        self.started = time.monotonic()
+        end = self.started + seconds
         _, match = self.new_match()
         owed_since: float | None = None
         owed_version = -1
         while time.monotonic() < end:
             now = time.monotonic()
             if owed_since is not None and match["version"] != owed_version:
-                self.delays.append(now - owed_since)  # the match moved on without us
+                self.record(owed_since, now)  # the match moved on without us
                 owed_since = None
             if match["status"] == "finished":
                 _, match = self.new_match()
@@ -165,8 +168,12 @@ class Victim:
             time.sleep(self.poll_s)
             match = self.http.get(self.url, timeout=10).json()
         if owed_since is not None:
-            self.delays.append(time.monotonic() - owed_since)
+            self.record(owed_since, time.monotonic())
             self.censored += 1
+
+    def record(self, owed_since: float, moved: float) -> None:
+        self.delays.append(moved - owed_since)
+        self.owed_at.append(owed_since - self.started)
 
     def act(self, match: dict[str, Any]) -> dict[str, Any]:
         legal = self.http.get(self.url + "/legal-actions", timeout=10).json()
@@ -196,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         "--env", action="append", default=[], help="NAME=VALUE for the server's environment"
     )
     parser.add_argument("--json", type=Path, help="write the figures there")
+    parser.add_argument("--log", type=Path, help="keep the server's output there")
     args = parser.parse_args(argv)
     if not 0 < args.seconds <= 600:
         parser.error("--seconds: 0 to 600")
@@ -223,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         victim.run(args.seconds)
         attacker.join()
         elapsed = time.monotonic() - started
+        if args.log:
+            shutil.copyfile(folder / "serve.log", args.log)
     delays = victim.delays
     figures = {
         "seconds": round(elapsed, 1),
@@ -236,6 +246,10 @@ def main(argv: list[str] | None = None) -> int:
         "p50_s": round(percentile(delays, 50), 3) if delays else None,
         "p99_s": round(percentile(delays, 99), 3) if delays else None,
         "max_s": round(max(delays), 3) if delays else None,
+        "slowest": [
+            {"owed_at_s": round(at, 1), "delay_s": round(delay, 3)}
+            for delay, at in sorted(zip(delays, victim.owed_at, strict=True), reverse=True)[:5]
+        ],
     }
     print(json.dumps(figures, indent=2))
     if args.json:
