@@ -215,3 +215,30 @@ def test_serve_runs_as_many_bot_workers_as_asked(tmp_path, private_redis):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_an_action_in_a_match_with_a_bot_costs_two_round_trips_as_before(
+    private_redis, monkeypatch
+):
+    """The write (one script, on a match this process remembers) and the
+    schedule (one script): the scheduler adds no round trip to an action."""
+    from service.app import create_app
+
+    url = "redis://{host}:{port}/0".format(**private_redis.connection_pool.connection_kwargs)
+    http = create_app({"REDIS_URL": url, "RATELIMIT_ENABLED": False}).test_client()
+    sent = []
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def send(connection, command, check_health=True):
+        sent.append(command)
+        return original(connection, command, check_health)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", send)
+    for _ in range(2):  # the first loads the scripts and opens the connections
+        match = http.post(f"/v1/games/{GAME}/matches", json=PERSON).get_json()
+        path = f"/v1/games/{GAME}/matches/{match['id']}"
+        headers = {"Authorization": f"Bearer {match['seats'][0]['token']}"}
+        action = http.get(path + "/legal-actions", headers=headers).get_json()["actions"][0]
+        sent.clear()
+        assert http.post(path + "/actions", json=action, headers=headers).status_code == 200
+    assert len(sent) == 2
