@@ -337,7 +337,7 @@ class Matches:
         due = server_turn(game, match, time.time())
         if due is None:
             finished = status_of(game, match) == "finished"
-            self.scheduler.schedule(match, due_at(game, match), finished)
+            self.scheduler.schedule(match, loaded.version, due_at(game, match), finished)
             return False
         seat, policy, timed_out = due
         policy, budget_s = self.scheduler.bot_move(match, policy, budget_s)
@@ -374,7 +374,8 @@ class Matches:
             match["id"], expected, match, stamped, ttl, record, counters or []
         )
         if written.version is not None and owes_turns(match):
-            self.scheduler.schedule(match, due_at(game, match), finished, requeue)
+            due = due_at(game, match)
+            self.scheduler.schedule(match, written.version, due, finished, requeue)
         return written
 
     @staticmethod

@@ -21,6 +21,12 @@ process on every machine draws from the same queue:
   place no more: it is queued again behind the others (``requeue``).
 - ``timers``: the matches owed a turn later (a turn clock), by time; a claim
   moves those that came due into their ready set.
+- ``meta``: for each queued match, its queue, the match version its turn was
+  computed from, and its creating address. A write schedules after it has
+  committed, in a round trip of its own, so two schedules can arrive in the
+  other order than their writes: "nothing owed" from version 7 must not
+  unqueue the turn that version 8 (a person's move) owes the bot. A
+  schedule older than the one queued does not unqueue it.
 - ``leases``: the matches a worker is playing, by the time its lease ends.
   A leased match is never taken by another worker; when a lease runs out its
   worker is taken for dead and the next claim takes the turn over. Every
@@ -51,13 +57,14 @@ READY_PEOPLE = f"{PREFIX}:ready:people"
 READY_BOTS = f"{PREFIX}:ready:bots"
 TIMERS = f"{PREFIX}:timers"
 LEASES = f"{PREFIX}:leases"
-META = f"{PREFIX}:meta"  # match -> "<class> <address>", for the timers' sake
+META = f"{PREFIX}:meta"  # match -> "<class> <version> <address>" while queued
 CLOCK = f"{PREFIX}:clock"  # V, the tag last taken
 TAILS = f"{PREFIX}:tails"  # address -> the tag its next queued match gets
 
 LIVE_WINDOW_S = 900  # a bot seat whose match has not moved for this long stops counting
 SCAN = 64  # ready matches a claim looks at past leased ones (at most one per worker)
 CAP_RETRY_AFTER_S = 60
+GONE = 2**52  # the version of a match that no longer exists: later than any
 
 # Shared by the scripts: queue match ``id`` of ``address`` in ``ready`` behind
 # that address's other matches (KEYS[5] is the clock, KEYS[6] the tails).
@@ -73,19 +80,24 @@ end
 # KEYS: ready:people, ready:bots, timers, meta, clock, tails, live:<address>.
 # ARGV: id, when ('' for no turn owed), class, address, now, requeue ('1':
 # behind the others even if queued), live ('refresh', 'release' or ''),
-# live window, then the live members (one per bot seat).
+# live window, the match version, then the live members (one per bot seat).
 SCHEDULE = (
     TAG
     + """
-local id, when, now = ARGV[1], ARGV[2], tonumber(ARGV[5])
+local id, when, now, version = ARGV[1], ARGV[2], tonumber(ARGV[5]), tonumber(ARGV[9])
+local meta = redis.call('HGET', KEYS[4], id)
+local queued = meta and tonumber(string.match(meta, '^%S+ (%S+)')) or -1
 if when == '' then
-  redis.call('ZREM', KEYS[1], id)
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('ZREM', KEYS[3], id)
-  redis.call('HDEL', KEYS[4], id)
+  if version >= queued then
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('ZREM', KEYS[2], id)
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('HDEL', KEYS[4], id)
+  end
 else
   local ready = ARGV[3] == 'people' and KEYS[1] or KEYS[2]
-  redis.call('HSET', KEYS[4], id, ARGV[3] .. ' ' .. ARGV[4])
+  local queue = ARGV[3] .. ' ' .. math.max(version, queued) .. ' ' .. ARGV[4]
+  redis.call('HSET', KEYS[4], id, queue)
   if tonumber(when) > now then
     redis.call('ZREM', ready, id)
     redis.call('ZADD', KEYS[3], when, id)
@@ -97,12 +109,12 @@ else
   end
 end
 if ARGV[7] == 'release' then
-  for i = 9, #ARGV do
+  for i = 10, #ARGV do
     redis.call('ZREM', KEYS[7], ARGV[i])
   end
-elseif ARGV[7] == 'refresh' and #ARGV >= 9 then
+elseif ARGV[7] == 'refresh' and #ARGV >= 10 then
   local window = tonumber(ARGV[8])
-  for i = 9, #ARGV do
+  for i = 10, #ARGV do
     redis.call('ZADD', KEYS[7], now + window, ARGV[i])
   end
   redis.call('EXPIRE', KEYS[7], window)
@@ -129,11 +141,11 @@ if #lost > 0 then
 end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 100)) do
   redis.call('ZREM', KEYS[3], id)
-  local meta = redis.call('HGET', KEYS[4], id) or 'people '
-  local space = string.find(meta, ' ', 1, true)
-  local ready = string.sub(meta, 1, space - 1) == 'bots' and KEYS[2] or KEYS[1]
+  local meta = redis.call('HGET', KEYS[4], id) or ''
+  local class, address = string.match(meta, '^(%S+) %S+ (.*)$')
+  local ready = class == 'bots' and KEYS[2] or KEYS[1]
   if not redis.call('ZSCORE', ready, id) then
-    tag(ready, id, string.sub(meta, space + 1))
+    tag(ready, id, address or '')
   end
 end
 for _, ready in ipairs({KEYS[1], KEYS[2]}) do
@@ -217,11 +229,13 @@ class Scheduler:
     def schedule(
         self,
         match: dict[str, Any],
+        version: int,
         when: float | None,
         finished: bool = False,
         requeue: bool = False,
     ) -> None:
-        """The server owes ``match`` a turn at ``when`` (None: none now).
+        """The server owes ``match`` (at ``version``) a turn at ``when``
+        (None: none now; ignored when a later version's turn is queued).
 
         ``requeue``: the match was just served, so it goes behind the others
         even if its next turn is already queued. ``finished``: its bot seats
@@ -243,13 +257,15 @@ class Scheduler:
                 1 if requeue else 0,
                 live,
                 LIVE_WINDOW_S,
+                version,
                 *members,
             ],
         )
 
     def unschedule(self, match_id: str) -> None:
         """``match_id`` is gone: it is owed nothing."""
-        self._schedule(keys=[*QUEUE_KEYS, live_key("")], args=[match_id, "", "", "", 0, 0, "", 0])
+        args = [match_id, "", "", "", 0, 0, "", 0, GONE]
+        self._schedule(keys=[*QUEUE_KEYS, live_key("")], args=args)
 
     def claim(self, now: float, lease_s: float) -> str | None:
         """The match whose turn is next, leased for ``lease_s`` seconds."""

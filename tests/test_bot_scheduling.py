@@ -242,3 +242,17 @@ def test_an_action_in_a_match_with_a_bot_costs_two_round_trips_as_before(
         sent.clear()
         assert http.post(path + "/actions", json=action, headers=headers).status_code == 200
     assert len(sent) == 2
+
+
+def test_a_late_nothing_owed_does_not_unqueue_the_turn_a_later_move_owes(server, private_redis):
+    """Each write schedules after its commit, in a round trip of its own: the
+    worker's "nothing owed" (after the bot's move, version 2) can arrive
+    after the person's "the bot owes" (after their move, version 3)."""
+    match_id = created(server, "203.0.113.9", PERSON)
+    matches = matches_of(server)
+    match = matches.store.load(match_id).match
+    matches.scheduler.schedule(match, 3, time.time())  # the person's move
+    matches.scheduler.schedule(match, 2, None)  # the bot's, late
+    assert private_redis.zscore(READY_PEOPLE, match_id) is not None
+    matches.scheduler.schedule(match, 4, None)  # the bot's next move: now nothing is owed
+    assert private_redis.zscore(READY_PEOPLE, match_id) is None
