@@ -22,6 +22,7 @@ from service.limits import init_limits
 from service.matches import Matches, Settings
 from service.observability import init_observability
 from service.quotas import quotas_for
+from service.scheduler import BotLimits, Scheduler
 from service.store import Store, connect
 
 
@@ -63,6 +64,8 @@ ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("MAX_WAITING_PER_ADDRESS", "LUDOTHEQUE_MAX_WAITING_PER_ADDRESS", int),
     ("RATE_LIMIT_CREATE", "LUDOTHEQUE_RATE_LIMIT_CREATE", str),
     ("METRICS_BIND", "LUDOTHEQUE_METRICS_BIND", str),
+    ("BOT_SEATS_PER_ADDRESS", "LUDOTHEQUE_BOT_SEATS_PER_ADDRESS", int),
+    ("BOT_MATCH_BUDGET_S", "LUDOTHEQUE_BOT_MATCH_BUDGET_S", float),
 ]
 
 
@@ -89,6 +92,8 @@ DEFAULTS: dict[str, Any] = {
     "MAX_WAITING_PER_ADDRESS": 20,
     "RATE_LIMIT_CREATE": "60/minute;600/hour",
     "METRICS_BIND": "",
+    "BOT_SEATS_PER_ADDRESS": 12,
+    "BOT_MATCH_BUDGET_S": 600.0,
     "API_TITLE": "Ludothèque",
     "API_VERSION": "v1",
     "OPENAPI_VERSION": "3.1.0",
@@ -131,7 +136,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         keepalive_s=app.config["SSE_KEEPALIVE_S"],
         waiting_ttl=app.config["WAITING_TTL"],
     )
-    app.extensions["ludotheque.matches"] = Matches(store, settings, quotas_for(app, store))
+    limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
+    app.extensions["ludotheque.matches"] = Matches(
+        store, settings, quotas_for(app, store), Scheduler(store.client, limits)
+    )
 
     api = LudothequeApi(app)
     app.extensions["ludotheque.api"] = api

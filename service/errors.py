@@ -77,7 +77,8 @@ class ProblemSchema(Schema):
             "seat_taken, conflict, version_mismatch, idempotency_key_reused, "
             "seed_not_allowed, match_not_over, "
             "payload_too_large, too_many_requests, too_many_matches_created, "
-            "too_many_waiting_matches, store_unavailable, internal_error; lobby and lifecycle "
+            "too_many_waiting_matches, bot_seats_exceeded, store_unavailable, internal_error; "
+            "lobby and lifecycle "
             "(docs/lobby.md): not_your_seat, match_started, seeded_match, seat_resigned, "
             "abort_too_late, rematch_already_accepted, seat_reserved"
         }

@@ -78,22 +78,6 @@ return {1, version, n}
 )
 
 
-# KEYS: the due set. ARGV: now, lease seconds. Takes the first match due by
-# now and pushes it back by the lease, so that if its taker dies the match
-# comes due again; the taker's commit then reschedules it for real.
-CLAIM = """
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
-if #due == 0 then
-  return false
-end
-redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), due[1])
-return due[1]
-"""
-
-# Matches the server owes a turn (a bot's, or a clock's), scored by when.
-DUE_KEY = "ludotheque:due"
-
-
 @dataclass
 class Loaded:
     version: int
@@ -177,7 +161,6 @@ class Store:
         self.blocking = blocking or client
         self.idempotency_ttl = idempotency_ttl
         self._commit = client.register_script(COMMIT)
-        self._claim = client.register_script(CLAIM)
         # The match JSON this process last read or wrote, by id: a write can
         # start from it and skip its read, the compare-and-set guarding it.
         # Not on a cluster, where the rate-limit counters live in other slots
@@ -228,7 +211,7 @@ class Store:
             replay = results[1] if replay_key is not None else None
         if replay is not None and self.min_replicas:
             key = match_key(match_id)
-            self._replicate(key, lambda pipe: pipe.expire(replay_key, self.idempotency_ttl))
+            self.replicate(key, lambda pipe: pipe.expire(replay_key, self.idempotency_ttl))
         if version is None or data is None:
             return None
         self._remember(match_id, int(version), data)
@@ -295,16 +278,16 @@ class Store:
             pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
 
         try:
-            (answer,) = self._replicate(keys[0], queue)
+            (answer,) = self.replicate(keys[0], queue)
         except redis.exceptions.NoScriptError:  # a new primary, or a flushed cache
             self._primary(keys[0]).script_load(COMMIT)
-            (answer,) = self._replicate(keys[0], queue)
+            (answer,) = self.replicate(keys[0], queue)
         if int(answer[0]) == 2:
             # the record answered may be one an earlier try left unconfirmed
-            self._replicate(keys[0], lambda pipe: pipe.expire(keys[2], self.idempotency_ttl))
+            self.replicate(keys[0], lambda pipe: pipe.expire(keys[2], self.idempotency_ttl))
         return answer
 
-    def _replicate(self, key: str, queue: Callable[[Any], None]) -> list[Any]:
+    def replicate(self, key: str, queue: Callable[[Any], None]) -> list[Any]:
         """Run what ``queue`` puts in a pipeline on the primary holding
         ``key``, then WAIT on that same connection (WAIT counts the
         replicas that have this connection's writes)."""
@@ -360,31 +343,12 @@ class Store:
             for entry_id, fields in entries
         ]
 
-    def schedule(self, match_id: str, when: float | None) -> None:
-        """The server owes ``match_id`` a turn at ``when`` (None: no longer)."""
-        if self.min_replicas:  # a lost entry would leave a bot's turn unplayed
-            self._replicate(DUE_KEY, lambda pipe: self._schedule(pipe, match_id, when))
-        else:
-            self._schedule(self.client, match_id, when)
-
-    @staticmethod
-    def _schedule(client: Any, match_id: str, when: float | None) -> None:
-        if when is None:
-            client.zrem(DUE_KEY, match_id)
-        else:
-            client.zadd(DUE_KEY, {match_id: when})
-
-    def claim(self, now: float, lease_s: float) -> str | None:
-        """A match whose server turn is due, leased for ``lease_s`` seconds."""
-        claimed = self._claim(keys=[DUE_KEY], args=[now, lease_s])
-        return claimed.decode() if claimed else None
-
     def exists(self, match_id: str) -> bool:
         return bool(self.client.exists(match_key(match_id)))
 
     def ready(self) -> bool:
         """Redis answers and the commit script is loaded (loading it if not)."""
-        for script in (self._commit, self._claim):
+        for script in (self._commit,):
             if not self.client.script_exists(script.sha)[0]:
                 self.client.script_load(script.script)
         return True

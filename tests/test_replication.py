@@ -14,8 +14,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from service.scheduler import READY_BOTS, READY_PEOPLE, TIMERS
 from service.sentinel import parse_sentinel_url
-from service.store import DUE_KEY, match_key
+from service.store import match_key
 from service.worker import Worker
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem, replay_from_log
@@ -178,7 +179,8 @@ def test_bots_play_to_the_end_when_every_write_waits_for_replicas(group):
             time.sleep(0.1)
         for port in group.replicas():
             with redis.Redis(port=port) as replica:
-                assert replica.zscore(DUE_KEY, created["id"]) is None, "unscheduled everywhere"
+                for queue in (READY_PEOPLE, READY_BOTS, TIMERS):
+                    assert replica.zscore(queue, created["id"]) is None, "unscheduled everywhere"
         assert len(actions_logged(group, created["id"])) == 64
     finally:
         worker.stopping.set()
