@@ -228,8 +228,7 @@ class PacalOutcomeSchema(Schema):
         fields.Integer(validate=SEAT),
         required=True,
         metadata=_doc(
-            "The match winner; in solitaire [0] only for a perfect pyramid of 10 cards, "
-            "else []."
+            "The match winner; in solitaire [0] only for a perfect pyramid of 10 cards, else []."
         ),
     )
     scores = fields.List(

@@ -149,13 +149,13 @@ def ducale_state(
     hand: str, table: list[str], discard: str, laid_down: bool = False, **options: Any
 ) -> State:
     state = conformance.new_match(DUCALE, 2, 1, options)
-    state["hands"] = [hand.split(), "2D 9C KD".split()]
+    state["hands"] = [hand.split(), ["2D", "9C", "KD"]]
     state["table"] = [
         {"id": i, "owner": 1, **build_meld(cards.split())} for i, cards in enumerate(table)
     ]
     state["next_meld_id"] = len(table)
     state["discard"] = discard.split()
-    state["stock"] = "3C 4C 5C".split()
+    state["stock"] = ["3C", "4C", "5C"]
     state["phase"] = "draw"
     state["turn"] = 0
     state["laid_down"] = [laid_down, True]
@@ -197,7 +197,7 @@ def test_the_opening_minimum_counts_the_melds_alone() -> None:
     assert action not in DUCALE.legal_actions(short, 0)
     opening = {
         **action,
-        "melds": [{"cards": ["KS", "KD", "KC"]}, {"cards": ["QS", "QD", "QC"]}],
+        "melds": [{"cards": ["QS", "QD", "QC"]}, {"cards": ["KS", "KD", "KC"]}],
     }
     assert opening in DUCALE.legal_actions(short, 0)
     assert opening in ducale_rules.compact_actions(short, 0)
@@ -272,14 +272,24 @@ def test_a_ducale_state_stored_before_the_corrections_plays_on() -> None:
     """Stored states have no ``max_stock_rebuilds`` in their options: no limit."""
     state = blocked()
     del state["options"]["max_stock_rebuilds"]
-    old = copy.deepcopy(state)
     DUCALE.apply(state, 0, {"type": "discard", "card": "9D"})
     assert DUCALE.apply(state, 1, {"type": "draw"})[0]["rebuilds"] == 4
-    seen = DUCALE.view(old, 0)
-    assert seen["options"]["max_stock_rebuilds"] is None
-    assert not DUCALE.view_schema().validate(seen)
-    again = DUCALE.state_from_view(seen, 0, random.Random(0))
-    assert DUCALE.view(again, 0) == seen
+    stored = conformance.new_match(DUCALE, 3, 2, {"target_score": 100})
+    del stored["options"]["max_stock_rebuilds"]
+    old = copy.deepcopy(stored)
+    for seat in (None, 0, 1, 2):
+        seen = DUCALE.view(stored, seat)
+        assert seen["options"]["max_stock_rebuilds"] is None
+        assert not DUCALE.view_schema().validate(seen)
+        again = DUCALE.state_from_view(seen, seat, random.Random(0))
+        assert DUCALE.view(again, seat) == seen
+    assert stored == old, "reading an old state leaves it as it was"
+    rng = random.Random(2)
+    for _ in range(20_000):
+        if not (seats := DUCALE.to_act(stored)):
+            break
+        DUCALE.apply(stored, seats[0], rng.choice(DUCALE.legal_actions(stored, seats[0])))
+    assert not DUCALE.outcome_schema().validate(DUCALE.outcome(stored))
 
 
 def test_a_pacal_solitaire_stored_before_the_corrections_plays_on() -> None:
