@@ -104,26 +104,51 @@ def test_solitaire_an_unfinished_pyramid_at_the_end_of_the_pile_is_lost() -> Non
 # --- Pacal: a stuck manche is decided once the offer is complete -----------
 
 
-def test_a_stuck_manche_is_decided_once_the_other_player_has_placed() -> None:
-    state = conformance.new_match(PACAL, 2, 13, {})
+def stuck_offer(seed: int) -> tuple[State, int, int, int, int]:
+    """A real deal where the active seat offers its lowest and highest cards,
+    and the other seat, whose slot 0 shows a card below the highest (it
+    covers another: nothing can go there), must choose: the highest card fits
+    nowhere for it. Returns the state, the active seat, the other seat, the
+    low card and the high card."""
+    state = conformance.new_match(PACAL, 2, seed, {})
     active, other = state["active"], 1 - state["active"]
-    state["offer"] = {"seat": active, "cards": [5, 46], "chosen": None}
+    hands = state["hands"]
+    low, high = hands[active][0], hands[active][-1]
+    below, above = hands[other][0], hands[other][1]
+    assert below < high
+    hands[active].remove(low)
+    hands[active].remove(high)
+    hands[other].remove(below)
+    hands[other].remove(above)
+    state["pyramids"][other][0] = [above, below]
+    state["offer"] = {"seat": active, "cards": [low, high], "chosen": None}
+    state["offers_made"] = 1
     state["phase"] = "choose"
-    state["pyramids"][other] = [[45, 44], *[[] for _ in range(9)]]  # 46 fits nowhere
-    events = pacal_play(state, other, {"type": "choose", "card": 46})
+    return state, active, other, low, high
+
+
+def test_a_stuck_manche_is_decided_once_the_other_player_has_placed() -> None:
+    state, active, other, low, high = stuck_offer(13)
+    events = pacal_play(state, other, {"type": "choose", "card": high})
     assert [event["type"] for event in events] == ["chosen", "stuck"]
+    assert events[1] == {"type": "stuck", "seat": other, "card": high}
     assert state["manches_won"] == [0, 0]
     assert PACAL.to_act(state) == [active]
     seen = PACAL.view(state, None)
-    assert seen["phase"] == "place" and seen["players"][other]["to_place"] == 46
+    assert seen["phase"] == "place" and seen["players"][other]["to_place"] == high
     assert not PACAL.view_schema().validate(seen)
     assert PACAL.legal_actions(state, other) == []
     assert PACAL.legal_actions(state, active)
+    for seat in (None, 0, 1):  # a bot playing through the API sees the same
+        seen = PACAL.view(state, seat)
+        again = PACAL.state_from_view(seen, seat, random.Random(0))
+        assert PACAL.view(again, seat) == seen
+        assert PACAL.to_act(again) == [active]
     events = pacal_play(state, active, {"type": "place", "slot": 9})
-    won = [event for event in events if event["type"] == "manche_won"]
-    assert won and won[0]["seat"] == active and won[0]["reason"] == "stuck"
+    assert [event["type"] for event in events][:2] == ["placed", "manche_won"]
+    assert events[1]["seat"] == active and events[1]["reason"] == "stuck"
     last = state["last_manche"]
-    assert last["winner"] == active and last["pyramids"][active][9] == [5]
+    assert last["winner"] == active and last["pyramids"][active][9] == [low]
     assert last["filled"][active] == 1
     assert state["manche"] == 2 and state["phase"] == "offer"
 
