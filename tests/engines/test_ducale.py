@@ -512,26 +512,24 @@ def test_nothing_left_to_draw_ends_the_round_with_no_winner() -> None:
 
 def test_option_max_stock_rebuilds_bounds_the_rebuilds_of_a_round() -> None:
     """Without the option there is no limit (``test_rules_audit.py``)."""
-    state = arranged(
-        ["5S 9D", "KS"],
-        stock="",
-        discard="2C 3C 4C",
-        laid_down=[True, False],
-        max_stock_rebuilds=3,
-    )
-    state["stock_rebuilds"] = 2
+
+    def empty_stock(rebuilds: int) -> dict:
+        state = arranged(
+            ["5S 9D", "KS"],
+            stock="",
+            discard="2C 3C 4C",
+            laid_down=[True, False],
+            max_stock_rebuilds=3,
+        )
+        state["stock_rebuilds"] = rebuilds
+        return state
+
+    state = empty_stock(2)
     play(state, {"type": "discard", "card": "9D"})
     assert GAME.to_act(state) == [1]
     assert play(state, {"type": "draw"}, seat=1)[0]["rebuilds"] == 3
     assert GAME.view(state, None)["stock_rebuilds"] == 3
-    state = arranged(
-        ["5S 9D", "KS"],
-        stock="",
-        discard="2C 3C 4C",
-        laid_down=[True, False],
-        max_stock_rebuilds=3,
-    )
-    state["stock_rebuilds"] = 3
+    state = empty_stock(3)
     events = play(state, {"type": "discard", "card": "9D"})
     assert types(events)[:3] == ["discarded", "stock_exhausted", "round_scored"]
     assert state["history"][0]["went_out"] is None
