@@ -290,7 +290,10 @@ class Matches:
                 ACTIONS.labels(game.name, "seat").inc()
                 return body, False
             if if_match is not None:
-                raise Problem(412, "version_mismatch", "the match changed meanwhile")
+                now_at = written.current.version if written.current else loaded.version + 1
+                raise Problem(
+                    412, "version_mismatch", "the match changed meanwhile", version=now_at
+                )
             CAS_RETRIES.labels(game.name).inc()
             loaded, fresh = written.current, True  # as the write found it (None: gone)
         raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
