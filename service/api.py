@@ -16,22 +16,23 @@ from flask import Response, current_app, request, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Api, Blueprint
 from flask_smorest.utils import prepare_response
-from marshmallow import Schema, ValidationError, fields
+from marshmallow import Schema, ValidationError, fields, validate
 
 from engines import GAMES
 from engines.ai.policies import supported
 from engines.core import Game
 from service import auth
+from service.contract import REF, complete, event_components, header_ref
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
 from service.matches import Matches, present
 from service.schemas import (
     TURN_TIMEOUT,
     CreateMatchSchema,
     EventsQuerySchema,
-    EventsSchema,
     GamesSchema,
     JoinedSchema,
     JoinSchema,
+    MatchQuerySchema,
     MatchSchema,
     StreamQuerySchema,
 )
@@ -81,12 +82,23 @@ PROBLEMS = {
 }
 
 
-SSE_RESPONSE = {
-    "description": "Server-Sent Events: each event's `id:` is its index and its `data:` the "
-    "event as in the log (redacted for the caller); comment lines keep the connection alive; "
-    "the stream ends after `match_over`.",
-    "content": {"text/event-stream": {"schema": {"type": "string"}}},
-}
+def sse_response(event: str) -> dict[str, Any]:
+    """The stream's 200 answer: Server-Sent Events whose data are ``event``s."""
+    return {
+        "description": "Server-Sent Events: each event's `id:` is its index and its `data:` "
+        f"the event as in the log, one JSON `{event}` (redacted for the caller); comment "
+        "lines keep the connection alive; the stream ends after `match_over`.",
+        "headers": {
+            "Cache-Control": header_ref("Cache-Control"),
+            "X-Accel-Buffering": header_ref("X-Accel-Buffering"),
+        },
+        "content": {
+            "text/event-stream": {
+                "schema": {"type": "string"},
+                "x-event-data": {"$ref": f"#/components/schemas/{event}"},
+            }
+        },
+    }
 
 
 def problems(*statuses: int, stream: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -109,7 +121,7 @@ def problems(*statuses: int, stream: dict[str, Any] | None = None) -> dict[str, 
 
 
 SEAT_TOKEN = [{"seatToken": []}]
-OPTIONAL_SEAT_TOKEN = [{"seatToken": []}, {}]
+OPTIONAL_SEAT_TOKEN = [{}, {"seatToken": []}]
 
 
 def json_response(
@@ -216,7 +228,13 @@ def game_components(api: Api, game: Game) -> dict[str, str]:
             },
         },
     )
-    return {"action": action, "legal_actions": f"{prefix}LegalActions"}
+    events = event_components(spec, game, action)
+    return {
+        "action": action,
+        "legal_actions": f"{prefix}LegalActions",
+        "event": events,
+        "events": f"{events}s",
+    }
 
 
 @functools.cache
@@ -226,10 +244,19 @@ def game_schemas(game: Game) -> tuple[type[Schema], type[Schema], type[Schema]]:
     options = type(
         f"{prefix}MatchOptionsSchema", (game.options_schema,), {"turn_timeout_s": TURN_TIMEOUT}
     )
+    players = CreateMatchSchema._declared_fields["players"]
     create = type(
         f"{prefix}CreateMatchSchema",
         (CreateMatchSchema,),
-        {"options": fields.Nested(options)},
+        {
+            "options": fields.Nested(options),
+            "players": fields.List(
+                players.inner,
+                required=True,
+                validate=validate.Length(min=game.min_players, max=game.max_players),
+                metadata=players.metadata,
+            ),
+        },
     )
     match = type(
         f"{prefix}MatchSchema",
@@ -238,6 +265,14 @@ def game_schemas(game: Game) -> tuple[type[Schema], type[Schema], type[Schema]]:
             "options": fields.Nested(options, required=True),
             "view": fields.Nested(game.view_schema, required=True),
             "outcome": fields.Nested(game.outcome_schema, allow_none=True, required=True),
+            "legal_actions": fields.List(
+                fields.Raw(metadata={REF: f"{prefix}Action"}),
+                metadata={
+                    "description": "Only with ?legal_actions=true: every action the caller's "
+                    "seat may play now, each exactly as POST .../actions takes it (empty when "
+                    "it is not to act, and for a spectator)."
+                },
+            ),
         },
     )
     return options, create, match
@@ -259,7 +294,11 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
     @blp.route("/matches")
     class MatchCollection(MethodView):
         @blp.arguments(create_schema)
-        @blp.response(201, match_schema)
+        @blp.response(
+            201,
+            match_schema,
+            headers={"ETag": header_ref("ETag"), "Location": header_ref("Location")},
+        )
         @blp.doc(operationId=f"{name}_create_match", **problems(400, 413, 422, 503))
         def post(self, body: dict[str, Any]) -> Response:
             """Create a match.
@@ -276,15 +315,20 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
 
     @blp.route("/matches/<match_id>")
     class MatchResource(MethodView):
-        @blp.response(200, match_schema, headers={"ETag": {"schema": {"type": "string"}}})
+        @blp.arguments(MatchQuerySchema, location="query", as_kwargs=True)
+        @blp.response(200, match_schema, headers={"ETag": header_ref("ETag")})
         @blp.doc(
             operationId=f"{name}_get_match",
             security=OPTIONAL_SEAT_TOKEN,
             parameters=[{"in": "header", "name": "If-None-Match", "schema": {"type": "string"}}],
             **problems(401, 403, 404, 503),
         )
-        @blp.alt_response(304, description="Not modified: the version is the one you named")
-        def get(self, match_id: str) -> Response:
+        @blp.alt_response(
+            304,
+            description="Not modified: the version is the one you named",
+            headers={"ETag": header_ref("ETag")},
+        )
+        def get(self, match_id: str, legal_actions: bool) -> Response:
             """The match as the caller may see it: a seat's view with its token,
             a spectator's without. `ETag` is the version."""
             token = auth.bearer_token()
@@ -292,7 +336,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             if none_match(loaded.version):
                 return Response(status=304, headers={"ETag": etag(loaded.version)})
             seat = matches().seat_for(loaded, token)
-            payload = present(game, loaded.match, loaded.version, seat)
+            payload = present(game, loaded.match, loaded.version, seat, legal_actions)
             return json_response(payload, headers={"ETag": etag(loaded.version)})
 
     @blp.route("/matches/<match_id>/seats/<int:seat>")
@@ -321,7 +365,15 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
 
     @blp.route("/matches/<match_id>/actions")
     class Actions(MethodView):
-        @blp.response(200, match_schema)
+        @blp.arguments(MatchQuerySchema, location="query", as_kwargs=True)
+        @blp.response(
+            200,
+            match_schema,
+            headers={
+                "ETag": header_ref("ETag"),
+                "Idempotent-Replayed": header_ref("Idempotent-Replayed"),
+            },
+        )
         @blp.doc(
             operationId=f"{name}_play_action",
             security=SEAT_TOKEN,
@@ -345,22 +397,27 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             ],
             **problems(400, 401, 403, 404, 409, 412, 413, 422, 503),
         )
-        def post(self, match_id: str) -> Response:
-            """Play one action; the answer is the match as the caller sees it after it."""
+        def post(self, match_id: str, legal_actions: bool) -> Response:
+            """Play one action; the answer is the match as the caller sees it after it
+            (with `?legal_actions=true`, and the seat's legal actions then)."""
             token = required_token()
             if_match = header_number("If-Match")
             key = request.headers.get("Idempotency-Key")
             if key is not None and not 1 <= len(key) <= 200:
                 raise Problem(400, "invalid_request", "Idempotency-Key takes 1 to 200 characters")
             action = load_action(loaders)
-            body, replayed = matches().play(game, match_id, token, action, if_match, key)
-            headers = {"Idempotent-Replayed": "true"} if replayed else {}
+            body, replayed = matches().play(
+                game, match_id, token, action, if_match, key, legal_actions
+            )
+            headers = {"ETag": etag(orjson.loads(body)["version"])}
+            if replayed:
+                headers["Idempotent-Replayed"] = "true"
             return json_response(body, headers=headers)
 
     @blp.route("/matches/<match_id>/events")
     class Events(MethodView):
         @blp.arguments(EventsQuerySchema, location="query", as_kwargs=True)
-        @blp.response(200, EventsSchema)
+        @blp.response(200, ref["events"])
         @blp.doc(
             operationId=f"{name}_events",
             security=OPTIONAL_SEAT_TOKEN,
@@ -386,7 +443,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                     "description": "resume after this event index",
                 }
             ],
-            **problems(400, 401, 403, 404, 503, stream=SSE_RESPONSE),
+            **problems(400, 401, 403, 404, 503, stream=sse_response(names["event"])),
         )
         def get(self, match_id: str, after: int) -> Response:
             """Follow the match live, as Server-Sent Events."""
@@ -440,3 +497,4 @@ def init_api(api: Api) -> None:
     api.register_blueprint(games_blueprint(api))
     for game in GAMES.values():
         api.register_blueprint(game_blueprint(api, game))
+    complete(api.spec)

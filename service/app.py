@@ -73,7 +73,7 @@ DEFAULTS: dict[str, Any] = {
     "RATE_LIMIT_PER_TOKEN": "1200/minute",
     "CORS_ORIGINS": [],
     "TRUSTED_PROXIES": 0,
-    "API_TITLE": "Ludothèque",
+    "API_TITLE": "Ludotheque API",  # ASCII: generated clients take their package name from it
     "API_VERSION": "v1",
     "OPENAPI_VERSION": "3.1.0",
     "OPENAPI_URL_PREFIX": "/",

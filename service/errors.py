@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 from flask import Flask, Response
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from werkzeug.exceptions import HTTPException
@@ -42,6 +42,33 @@ HTTP_CODES = {
     503: "store_unavailable",
 }
 
+# Every code the server answers with (a test checks the source for others).
+CODES = [
+    "invalid_request",
+    "illegal_action",
+    "invalid_options",
+    "token_required",
+    "invalid_token",
+    "not_found",
+    "game_not_found",
+    "match_not_found",
+    "seat_not_found",
+    "method_not_allowed",
+    "not_acceptable",
+    "not_your_turn",
+    "match_not_started",
+    "match_over",
+    "seat_taken",
+    "conflict",
+    "version_mismatch",
+    "idempotency_key_reused",
+    "payload_too_large",
+    "unsupported_media_type",
+    "too_many_requests",
+    "store_unavailable",
+    "internal_error",
+]
+
 
 class Problem(Exception):
     """An error answer: HTTP status, stable code, human detail, extra members."""
@@ -70,15 +97,13 @@ class ProblemSchema(Schema):
     status = fields.Integer()
     detail = fields.String(metadata={"description": "what went wrong this time"})
     code = fields.String(
-        metadata={
-            "description": "stable machine-readable code: invalid_request, illegal_action, "
-            "invalid_options, token_required, invalid_token, not_found, game_not_found, "
-            "match_not_found, seat_not_found, not_your_turn, match_not_started, match_over, "
-            "seat_taken, conflict, version_mismatch, idempotency_key_reused, "
-            "payload_too_large, store_unavailable, internal_error"
-        }
+        validate=validate.OneOf(CODES),
+        metadata={"description": "stable machine-readable code (see docs/api.md)"},
     )
     errors = fields.Dict(metadata={"description": "per-field validation errors"})
+    version = fields.Integer(
+        metadata={"description": "on 412 (version_mismatch), always: the match version now"}
+    )
 
 
 def problem_response(problem: Problem) -> Response:

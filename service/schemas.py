@@ -155,6 +155,16 @@ class EventsSchema(Schema):
     )
 
 
+class MatchQuerySchema(Schema):
+    legal_actions = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "true: the answer also carries the caller's legal actions "
+            "(`legal_actions`), so that a turn costs one read and one write"
+        },
+    )
+
+
 class EventsQuerySchema(Schema):
     after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_INDEX))
     limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=1000))
