@@ -41,6 +41,9 @@ HEADERS: dict[str, str] = {
     "X-Accel-Buffering": "no: tells a proxy in front not to buffer the stream.",
 }
 
+# Headers sent only sometimes where they are documented (the others always).
+OCCASIONAL_HEADERS = {"Idempotent-Replayed"}
+
 # Headers added to every answer of a status, whatever the operation.
 STATUS_HEADERS: dict[str, list[str]] = {
     "401": ["WWW-Authenticate"],
@@ -195,7 +198,19 @@ def event_components(spec: APISpec, game: Game, action: str) -> str:
 def complete(spec: APISpec) -> None:
     """Name the value types; make every operation's answers explicit."""
     for name, text in HEADERS.items():
-        spec.components.header(name, {"description": text, "schema": {"type": "string"}})
+        spec.components.header(
+            name,
+            {
+                "description": text,
+                "required": name not in OCCASIONAL_HEADERS,
+                "schema": {"type": "string"},
+            },
+        )
+    problem = spec.components.schemas["Problem"]
+    spec.components.schema(
+        "VersionMismatchProblem",
+        {**problem, "required": [*problem.get("required", []), "version"]},
+    )
     schemas = spec.components.schemas
     for body in list(schemas.values()):
         _name_values(body, schemas)
@@ -216,6 +231,10 @@ def _complete_answers(operation: dict[str, Any]) -> None:
             # flask-smorest's shared answers: inline them, to give them headers
             answer = problem_answer(HTTPStatus(int(status)).phrase)
             responses[status] = answer
+        if status == "412":
+            answer["content"]["application/problem+json"]["schema"] = {
+                "$ref": "#/components/schemas/VersionMismatchProblem"
+            }
         headers = answer.setdefault("headers", {})
         for name in ["X-Request-ID", *STATUS_HEADERS.get(status, [])]:
             headers[name] = header_ref(name)

@@ -92,11 +92,14 @@ class Problem(Exception):
 class ProblemSchema(Schema):
     """RFC 9457 problem details, with Ludothèque's stable ``code``."""
 
-    type = fields.String(metadata={"description": "URI of the problem type"})
-    title = fields.String(metadata={"description": "short summary of the problem type"})
-    status = fields.Integer()
-    detail = fields.String(metadata={"description": "what went wrong this time"})
+    type = fields.String(required=True, metadata={"description": "URI of the problem type"})
+    title = fields.String(
+        required=True, metadata={"description": "short summary of the problem type"}
+    )
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True, metadata={"description": "what went wrong this time"})
     code = fields.String(
+        required=True,
         validate=validate.OneOf(CODES),
         metadata={"description": "stable machine-readable code (see docs/api.md)"},
     )
