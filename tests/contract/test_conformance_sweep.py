@@ -381,11 +381,15 @@ def sweep_conditions(rec: Recorder, table: Table) -> None:
 
 
 def sweep(rec: Recorder, with_tables: bool = True) -> None:
+    """Every operation of the contract; without tables (no match can be made),
+    those of the games' first only (the others' are made alike)."""
     tables = {p: set_table(rec, p) for p in game_prefixes()} if with_tables else {}
     for template, item in contract()["paths"].items():
         prefix = next((p for p in game_prefixes() if template.startswith(p + "/")), None)
         table = tables.get(prefix) if prefix else None
         if with_tables and prefix and table is None:
+            continue
+        if not with_tables and prefix and prefix != game_prefixes()[0]:
             continue
         if not with_tables and prefix:
             # no match can be created: aim at one that does not exist
