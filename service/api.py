@@ -22,11 +22,19 @@ from engines import GAMES
 from engines.ai.policies import supported
 from engines.core import Game
 from service import auth
-from service.contract import REF, complete, event_components, header_ref
+from service.contract import (
+    OPTIONAL_TOKEN,
+    REF,
+    complete,
+    event_components,
+    header_parameters,
+    header_ref,
+)
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
 from service.matches import Matches, present
 from service.schemas import (
     TURN_TIMEOUT,
+    ActionQuerySchema,
     CreateMatchSchema,
     EventsQuerySchema,
     GamesSchema,
@@ -36,6 +44,7 @@ from service.schemas import (
     MatchSchema,
     StreamQuerySchema,
 )
+from service.turns import wait_for_turn
 
 
 class LudothequeApi(Api):
@@ -121,7 +130,7 @@ def problems(*statuses: int, stream: dict[str, Any] | None = None) -> dict[str, 
 
 
 SEAT_TOKEN = [{"seatToken": []}]
-OPTIONAL_SEAT_TOKEN = [{}, {"seatToken": []}]
+OPTIONAL_SEAT_TOKEN = OPTIONAL_TOKEN
 
 
 def json_response(
@@ -320,7 +329,9 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         @blp.doc(
             operationId=f"{name}_get_match",
             security=OPTIONAL_SEAT_TOKEN,
-            parameters=[{"in": "header", "name": "If-None-Match", "schema": {"type": "string"}}],
+            **header_parameters(
+                {"in": "header", "name": "If-None-Match", "schema": {"type": "string"}}
+            ),
             **problems(401, 403, 404, 503),
         )
         @blp.alt_response(
@@ -328,7 +339,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             description="Not modified: the version is the one you named",
             headers={"ETag": header_ref("ETag")},
         )
-        def get(self, match_id: str, legal_actions: bool) -> Response:
+        def get(self, match_id: str, legal_actions: bool, wait: float) -> Response:
             """The match as the caller may see it: a seat's view with its token,
             a spectator's without. `ETag` is the version."""
             token = auth.bearer_token()
@@ -336,6 +347,8 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             if none_match(loaded.version):
                 return Response(status=304, headers={"ETag": etag(loaded.version)})
             seat = matches().seat_for(loaded, token)
+            if seat is not None and wait:
+                loaded = wait_for_turn(matches(), game, match_id, loaded, seat, wait)
             payload = present(game, loaded.match, loaded.version, seat, legal_actions)
             return json_response(payload, headers={"ETag": etag(loaded.version)})
 
@@ -365,7 +378,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
 
     @blp.route("/matches/<match_id>/actions")
     class Actions(MethodView):
-        @blp.arguments(MatchQuerySchema, location="query", as_kwargs=True)
+        @blp.arguments(ActionQuerySchema, location="query", as_kwargs=True)
         @blp.response(
             200,
             match_schema,
@@ -381,7 +394,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                 "required": True,
                 "content": {"application/json": {"schema": ref["action"]}},
             },
-            parameters=[
+            **header_parameters(
                 {
                     "in": "header",
                     "name": "If-Match",
@@ -394,7 +407,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                     "schema": {"type": "string", "maxLength": 200},
                     "description": "a retried request with the same key returns the first answer",
                 },
-            ],
+            ),
             **problems(400, 401, 403, 404, 409, 412, 413, 422, 503),
         )
         def post(self, match_id: str, legal_actions: bool) -> Response:
@@ -435,14 +448,14 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         @blp.doc(
             operationId=f"{name}_stream",
             security=OPTIONAL_SEAT_TOKEN,
-            parameters=[
+            **header_parameters(
                 {
                     "in": "header",
                     "name": "Last-Event-ID",
                     "schema": {"type": "string"},
                     "description": "resume after this event index",
                 }
-            ],
+            ),
             **problems(400, 401, 403, 404, 503, stream=sse_response(names["event"])),
         )
         def get(self, match_id: str, after: int) -> Response:

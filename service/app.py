@@ -69,8 +69,9 @@ DEFAULTS: dict[str, Any] = {
     "MAX_WAITING_READS": 5000,
     "REDIS_CLUSTER": False,
     "RATELIMIT_ENABLED": True,
-    "RATE_LIMIT_PER_ADDRESS": "6000/minute",
-    "RATE_LIMIT_PER_TOKEN": "1200/minute",
+    "RATE_LIMIT_PER_ADDRESS": "30000/minute",
+    # a bot playing a full match at full speed with the recommended loop (docs/api.md)
+    "RATE_LIMIT_PER_TOKEN": "15000/minute",
     "CORS_ORIGINS": [],
     "TRUSTED_PROXIES": 0,
     "API_TITLE": "Ludotheque API",  # ASCII: generated clients take their package name from it

@@ -25,6 +25,7 @@ REF = "x-ref"
 METHODS = {"get", "put", "post", "delete", "patch", "head", "options"}
 
 PROBLEM = {"$ref": "#/components/schemas/Problem"}
+OPTIONAL_TOKEN: list[dict[str, list[str]]] = [{}, {"seatToken": []}]
 
 HEADERS: dict[str, str] = {
     "X-Request-ID": "This request's id (the client's own X-Request-ID when it sent a sane "
@@ -58,6 +59,16 @@ EVERY_OPERATION = {
     "retry after Retry-After seconds.",
     "503": "The store is unavailable (store_unavailable): retry after Retry-After seconds.",
 }
+
+
+# flask-smorest lets a route's own parameters replace those its arguments
+# declare: header parameters wait under this key, and join them in ``complete``.
+HEADER_PARAMETERS = "x-header-parameters"
+
+
+def header_parameters(*parameters: dict[str, Any]) -> dict[str, Any]:
+    """``@blp.doc`` keywords documenting header ``parameters`` of an operation."""
+    return {HEADER_PARAMETERS: list(parameters)}
 
 
 def header_ref(name: str) -> dict[str, str]:
@@ -214,11 +225,21 @@ def complete(spec: APISpec) -> None:
     schemas = spec.components.schemas
     for body in list(schemas.values()):
         _name_values(body, schemas)
+    # A token is optional wherever an operation says nothing (OpenAPI's way to
+    # say it: the global requirement, which generators render as optional).
+    spec.options["security"] = OPTIONAL_TOKEN
     for item in spec._paths.values():
         for method, operation in item.items():
             if method in METHODS:
                 _name_values(operation, schemas)
                 _complete_answers(operation)
+                headers = operation.pop(HEADER_PARAMETERS, [])
+                operation["parameters"] = [*operation.get("parameters", []), *headers]
+                security = operation.get("security")
+                if security == OPTIONAL_TOKEN:
+                    del operation["security"]
+                elif security is None:
+                    operation["security"] = []  # no token is ever read here
 
 
 def _complete_answers(operation: dict[str, Any]) -> None:
