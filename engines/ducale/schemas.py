@@ -34,6 +34,11 @@ def _real_card(**kwargs: Any) -> fields.Field:
     return named("DucaleRealCard", fields.String(validate=_REAL_CARD, **kwargs))
 
 
+def _meld_id(**kwargs: Any) -> fields.Field:
+    """A meld on the table, by its id (as the view's ``table`` shows it)."""
+    return named("DucaleMeldId", _int(validate=validate.Range(min=0), **kwargs))
+
+
 def _joker_as(**kwargs: Any) -> fields.Field:
     return _real_card(
         metadata={
@@ -89,7 +94,7 @@ class DucaleMeldSpecSchema(Schema):
 class DucaleLayOffSpecSchema(Schema):
     """Cards from the hand added to a meld on the table."""
 
-    meld = _int(required=True, validate=validate.Range(min=0))
+    meld = _meld_id(required=True)
     cards = _cards(1, required=True)
     joker_as = _joker_as()
 
@@ -136,7 +141,7 @@ class DucaleLayOffActionSchema(Schema):
     """Add cards from the hand to a meld on the table (once laid down)."""
 
     type = _type("lay_off")
-    meld = _int(required=True, validate=validate.Range(min=0))
+    meld = _meld_id(required=True)
     cards = _cards(1, required=True)
     joker_as = _joker_as()
 
@@ -146,7 +151,7 @@ class DucaleSwapJokerActionSchema(DucalePlacementBaseSchema):
     hand), and put that joker on the table at once: in new melds or laid off."""
 
     type = _type("swap_joker")
-    meld = _int(required=True, validate=validate.Range(min=0))
+    meld = _meld_id(required=True)
     card = _real_card(required=True)
 
 
@@ -184,7 +189,7 @@ class DucaleMeldCardSchema(Schema):
 class DucaleMeldSchema(Schema):
     """A meld on the table; a run's cards are in order, low to high."""
 
-    id = _int(required=True, validate=validate.Range(min=0))
+    id = _meld_id(required=True)
     owner = _int(required=True, validate=_SEAT)
     kind = fields.String(required=True, validate=validate.OneOf(["set", "run"]))
     cards = fields.List(fields.Nested(DucaleMeldCardSchema), required=True)
@@ -323,7 +328,7 @@ class DucaleTookDiscardEventSchema(Schema):
 class DucaleJokerSwappedEventSchema(Schema):
     type = _event("joker_swapped")
     seat = _seat()
-    meld = _int(required=True, validate=validate.Range(min=0))
+    meld = _meld_id(required=True)
     card = _real_card(required=True, metadata={"description": "The card that took its place."})
 
 
@@ -336,7 +341,7 @@ class DucaleDiscardedEventSchema(Schema):
 class DucaleLaidOffEventSchema(Schema):
     type = _event("laid_off")
     seat = _seat()
-    meld = _int(required=True, validate=validate.Range(min=0))
+    meld = _meld_id(required=True)
     cards = fields.List(
         fields.Nested(DucaleMeldCardSchema),
         required=True,
