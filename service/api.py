@@ -344,11 +344,13 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             a spectator's without. `ETag` is the version."""
             token = auth.bearer_token()
             loaded = matches().load(game, match_id)
+            seat = matches().seat_for(loaded, token) if wait else None
+            if seat is not None:  # first the turn, then whether the version is news
+                loaded = wait_for_turn(matches(), game, match_id, loaded, seat, wait)
             if none_match(loaded.version):
                 return Response(status=304, headers={"ETag": etag(loaded.version)})
-            seat = matches().seat_for(loaded, token)
-            if seat is not None and wait:
-                loaded = wait_for_turn(matches(), game, match_id, loaded, seat, wait)
+            if not wait:
+                seat = matches().seat_for(loaded, token)
             payload = present(game, loaded.match, loaded.version, seat, legal_actions)
             return json_response(payload, headers={"ETag": etag(loaded.version)})
 

@@ -95,3 +95,40 @@ def test_a_full_ducale_match_against_a_bot_meets_no_429(server_with_bots):
     print(f"{actions} actions in {total} requests ({total / actions:.2f} a move): {made}")
     # one read per turn (a turn: draw, melds, discard) and one write per action
     assert reads <= actions / 2 + 1
+
+
+def test_a_read_with_wait_answers_when_the_seat_comes_to_act(live):
+    base = f"{live.base}/v1/games/ducale/matches"
+    created = requests.post(
+        base, json={"players": [{"name": "Ada"}, {"name": "Bob"}], "seed": 2}, timeout=10
+    ).json()
+    url = f"{base}/{created['id']}"
+    ada, bob = ({"Authorization": f"Bearer {s['token']}"} for s in created["seats"])
+    answers: list = []
+
+    def bob_waits() -> None:
+        started = time.monotonic()
+        answer = requests.get(url, params={"wait": 20, "legal_actions": "true"}, headers=bob)
+        answers.append((time.monotonic() - started, answer))
+
+    waiting = threading.Thread(target=bob_waits)
+    waiting.start()
+    time.sleep(0.5)
+    assert not answers, "Bob is not to act: his read waits"
+    drawn = requests.post(
+        f"{url}/actions", json={"type": "draw"}, headers=ada, params={"legal_actions": "true"}
+    ).json()
+    time.sleep(0.3)
+    assert not answers, "still Ada's turn"
+    discard = next(a for a in drawn["legal_actions"] if a["type"] == "discard")
+    assert requests.post(f"{url}/actions", json=discard, headers=ada).status_code == 200
+    waiting.join(timeout=10)
+    elapsed, answer = answers[0]
+    assert answer.status_code == 200 and elapsed < 5
+    match = answer.json()
+    assert match["to_act"] == [1] and match["legal_actions"] and match["version"] == 3
+    # not one's turn and nothing happens: the answer comes when the wait is over
+    started = time.monotonic()
+    late = requests.get(url, params={"wait": 1}, headers=ada, timeout=10)
+    assert late.status_code == 200 and 0.9 <= time.monotonic() - started < 5
+    assert late.json()["to_act"] == [1]
