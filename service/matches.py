@@ -133,7 +133,7 @@ class Matches:
             match,
             engine_options(match["options"]),
             log,
-            endings.outcome_of(game, match),
+            fairness.revealed(match, endings.outcome_of(game, match)),
             game.view(state, None),
         )
 
