@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import orjson
-from flask import Response, current_app, request, stream_with_context
+from flask import Response, current_app, request
 from flask.views import MethodView
 from flask_smorest import Api, Blueprint
 from flask_smorest.utils import prepare_response
@@ -34,6 +34,16 @@ from service.schemas import (
     JoinSchema,
     MatchSchema,
     StreamQuerySchema,
+)
+from service.tickets import (
+    TicketSchema,
+    address,
+    follows_of,
+    issue,
+    stream_response,
+    streams_blueprint,
+    ticket_answer,
+    ticket_stream,
 )
 
 
@@ -69,15 +79,19 @@ UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")
 PROBLEM_JSON = "application/problem+json"
 PROBLEMS = {
     400: "Malformed request (invalid_request)",
-    401: "Token missing or malformed (token_required)",
+    401: "Token or stream ticket missing, malformed or used (token_required, invalid_ticket)",
     403: "Token holds no seat here (invalid_token)",
     404: "Unknown game, match or seat",
-    409: "Not now: not_your_turn, match_not_started, match_over, seat_taken, conflict",
+    409: "Not now: not_your_turn, match_not_started, match_over, seat_taken, conflict, "
+    "ticket_in_use",
     412: "If-Match names another version (version_mismatch)",
     413: "Body too large (payload_too_large)",
+    429: "Too many requests, or too many open streams and long polls (too_many_requests, "
+    "too_many_followers); see Retry-After",
     422: "Schema-invalid body (invalid_request, invalid_options) or illegal move "
     "(illegal_action, with the reason)",
-    503: "The store is unavailable (store_unavailable)",
+    503: "The store is unavailable (store_unavailable), or this process follows all the "
+    "streams it can (too_many_followers)",
 }
 
 
@@ -368,9 +382,14 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         )
         def get(self, match_id: str, after: int, limit: int, wait: float) -> Response:
             """The event log from `after` on, redacted for the caller; with
-            `wait`, a long poll that answers as soon as an event exists."""
+            `wait`, a long poll that answers as soon as an event exists.
+            `Last-Event-ID: N` may stand for `after=N`, so that a page's
+            long polls keep one URL (and one cached CORS preflight)."""
             token = auth.bearer_token()
-            return json_response(matches().events(game, match_id, token, after, limit, wait))
+            cursor = header_number("Last-Event-ID")
+            after = after if cursor is None else cursor
+            body = matches().events(game, match_id, token, after, limit, wait, address())
+            return json_response(body)
 
     @blp.route("/matches/<match_id>/stream")
     class Stream(MethodView):
@@ -386,18 +405,40 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                     "description": "resume after this event index",
                 }
             ],
-            **problems(400, 401, 403, 404, 503, stream=SSE_RESPONSE),
+            **problems(400, 401, 403, 404, 409, 429, 503, stream=SSE_RESPONSE),
         )
-        def get(self, match_id: str, after: int) -> Response:
-            """Follow the match live, as Server-Sent Events."""
-            token = auth.bearer_token()
+        @blp.alt_response(204, description="The match is over and every event was sent")
+        def get(self, match_id: str, after: int, ticket: str | None = None) -> Response:
+            """Follow the match live, as Server-Sent Events: as the seat of
+            the bearer token, or of a stream ticket (`?ticket=`, for a
+            browser's EventSource), else as a spectator. A reconnection
+            after the end answers 204, which stops an EventSource."""
             resume = header_number("Last-Event-ID")
-            events = matches().stream(game, match_id, token, after if resume is None else resume)
-            return Response(
-                stream_with_context(events),
-                mimetype="text/event-stream",
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-            )
+            after = after if resume is None else resume
+            if ticket is None:
+                token = auth.bearer_token()
+                watch, finished = matches().watch(game, match_id, token, after)
+                holders = [auth.token_hash(token)] if token else []
+                opened = matches().stream([watch], [finished], address(), holders)
+                return stream_response(opened)
+            return ticket_stream(game, match_id, ticket, after, resume is not None)
+
+    @blp.route("/matches/<match_id>/stream-tickets")
+    class StreamTickets(MethodView):
+        @blp.response(201, TicketSchema)
+        @blp.doc(
+            operationId=f"{name}_stream_ticket",
+            security=OPTIONAL_SEAT_TOKEN,
+            **problems(401, 403, 404, 503),
+        )
+        def post(self, match_id: str) -> Response:
+            """A short-lived, single-use ticket to follow this match as the
+            bearer token's seat with `GET .../stream?ticket=` (an
+            EventSource cannot send the token, and a token never goes in a URL)."""
+            token = auth.bearer_token()
+            follows = follows_of(matches(), [{"game": name, "match": match_id, "token": token}])
+            ticket = issue(matches().store.client, follows, matches().settings.ticket_ttl)
+            return ticket_answer(ticket, f"/v1/games/{name}/matches/{match_id}/stream")
 
     return blp
 
@@ -438,5 +479,6 @@ def init_api(api: Api) -> None:
         "seatToken", {"type": "http", "scheme": "bearer", "description": "a seat's token"}
     )
     api.register_blueprint(games_blueprint(api))
+    api.register_blueprint(streams_blueprint(SSE_RESPONSE, problems))
     for game in GAMES.values():
         api.register_blueprint(game_blueprint(api, game))

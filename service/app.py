@@ -9,13 +9,14 @@ from typing import Any
 import orjson
 from flask import Flask
 from flask.json.provider import JSONProvider
-from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.api import LudothequeApi, init_api
+from service.cors import init_cors
 from service.errors import register_error_handlers
 from service.health import health
 from service.limits import init_limits
+from service.live import Bounds
 from service.matches import Matches, Settings
 from service.observability import init_observability
 from service.store import Store, connect
@@ -53,6 +54,11 @@ ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("RATE_LIMIT_PER_TOKEN", "LUDOTHEQUE_RATE_LIMIT_PER_TOKEN", str),
     ("CORS_ORIGINS", "LUDOTHEQUE_CORS_ORIGINS", _origins),
     ("TRUSTED_PROXIES", "LUDOTHEQUE_TRUSTED_PROXIES", int),
+    ("FOLLOWERS_PER_ADDRESS", "LUDOTHEQUE_FOLLOWERS_PER_ADDRESS", int),
+    ("FOLLOWERS_PER_TOKEN", "LUDOTHEQUE_FOLLOWERS_PER_TOKEN", int),
+    ("FOLLOWERS_PER_PROCESS", "LUDOTHEQUE_FOLLOWERS_PER_PROCESS", int),
+    ("STREAM_MAX_S", "LUDOTHEQUE_STREAM_MAX_S", float),
+    ("STREAM_TICKET_TTL", "LUDOTHEQUE_STREAM_TICKET_TTL", int),
 ]
 
 
@@ -66,7 +72,11 @@ DEFAULTS: dict[str, Any] = {
     "IDEMPOTENCY_TTL": 24 * 3600,
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "SSE_KEEPALIVE_S": 10,
-    "MAX_WAITING_READS": 5000,
+    "FOLLOWERS_PER_ADDRESS": Bounds.per_address,
+    "FOLLOWERS_PER_TOKEN": Bounds.per_token,
+    "FOLLOWERS_PER_PROCESS": Bounds.per_process,
+    "STREAM_MAX_S": Bounds.stream_max_s,
+    "STREAM_TICKET_TTL": 60,
     "REDIS_CLUSTER": False,
     "RATELIMIT_ENABLED": True,
     "RATE_LIMIT_PER_ADDRESS": "6000/minute",
@@ -101,14 +111,19 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         raise RuntimeError("REDIS_URL is not set (`ludotheque serve` starts a Redis for you)")
 
     url, cluster = app.config["REDIS_URL"], app.config["REDIS_CLUSTER"]
-    # Each open event stream or long poll holds one connection while it waits.
-    waiting = app.config["MAX_WAITING_READS"]
-    blocking = connect(url, cluster, socket_timeout=60, max_connections=waiting)
-    store = Store(connect(url, cluster), app.config["IDEMPOTENCY_TTL"], blocking=blocking)
+    # Event streams and long polls wait on the process's push hub, not on Redis.
+    store = Store(connect(url, cluster), app.config["IDEMPOTENCY_TTL"])
     settings = Settings(
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
         keepalive_s=app.config["SSE_KEEPALIVE_S"],
+        bounds=Bounds(
+            per_address=app.config["FOLLOWERS_PER_ADDRESS"],
+            per_token=app.config["FOLLOWERS_PER_TOKEN"],
+            per_process=app.config["FOLLOWERS_PER_PROCESS"],
+            stream_max_s=app.config["STREAM_MAX_S"],
+        ),
+        ticket_ttl=app.config["STREAM_TICKET_TTL"],
     )
     app.extensions["ludotheque.matches"] = Matches(store, settings)
 
@@ -118,36 +133,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     init_api(api)
     app.register_blueprint(health)
     init_observability(app)
+    init_cors(app, app.config["CORS_ORIGINS"])  # before the limits: preflights are free
     init_limits(app, store.client)
-    if app.config["CORS_ORIGINS"]:
-        CORS(
-            app,
-            origins=app.config["CORS_ORIGINS"],
-            allow_headers=CORS_REQUEST_HEADERS,
-            expose_headers=CORS_RESPONSE_HEADERS,
-            max_age=600,
-        )
     if app.config["TRUSTED_PROXIES"]:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"])
     return app
-
-
-CORS_REQUEST_HEADERS = [
-    "Authorization",
-    "Content-Type",
-    "If-Match",
-    "If-None-Match",
-    "Idempotency-Key",
-    "Last-Event-ID",
-    "X-Request-ID",
-]
-CORS_RESPONSE_HEADERS = [
-    "ETag",
-    "Location",
-    "Retry-After",
-    "X-Request-ID",
-    "Idempotent-Replayed",
-    "X-RateLimit-Limit",
-    "X-RateLimit-Remaining",
-    "X-RateLimit-Reset",
-]
