@@ -58,6 +58,7 @@ ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("FOLLOWERS_PER_TOKEN", "LUDOTHEQUE_FOLLOWERS_PER_TOKEN", int),
     ("FOLLOWERS_PER_PROCESS", "LUDOTHEQUE_FOLLOWERS_PER_PROCESS", int),
     ("STREAM_MAX_S", "LUDOTHEQUE_STREAM_MAX_S", float),
+    ("REDIS_MAX_CONNECTIONS", "LUDOTHEQUE_REDIS_MAX_CONNECTIONS", int),
     ("STREAM_TICKET_TTL", "LUDOTHEQUE_STREAM_TICKET_TTL", int),
 ]
 
@@ -77,6 +78,8 @@ DEFAULTS: dict[str, Any] = {
     "FOLLOWERS_PER_PROCESS": Bounds.per_process,
     "STREAM_MAX_S": Bounds.stream_max_s,
     "STREAM_TICKET_TTL": 60,
+    # per process (and per node of a cluster): requests wait for a free one
+    "REDIS_MAX_CONNECTIONS": 16,
     "REDIS_CLUSTER": False,
     "RATELIMIT_ENABLED": True,
     "RATE_LIMIT_PER_ADDRESS": "6000/minute",
@@ -112,7 +115,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
     url, cluster = app.config["REDIS_URL"], app.config["REDIS_CLUSTER"]
     # Event streams and long polls wait on the process's push hub, not on Redis.
-    store = Store(connect(url, cluster), app.config["IDEMPOTENCY_TTL"])
+    client = connect(url, cluster, max_connections=app.config["REDIS_MAX_CONNECTIONS"])
+    store = Store(client, app.config["IDEMPOTENCY_TTL"])
     settings = Settings(
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
