@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -209,7 +210,7 @@ async def measure(
     client = redis.Redis.from_url(url)
     http = requests.Session()
     matches = []
-    for m in range(args.matches):
+    for _ in range(args.matches):
         created = http.post(
             f"{base}/v1/games/{GAME}/matches",
             json={"players": [{"name": f"P{i}"} for i in range(PLAYERS)]},
@@ -271,7 +272,7 @@ async def measure(
         want = expected[key]
         lost += len(set(want) - set(got))
         duplicated += len(got) - len(set(got))
-        disordered += sum(1 for a, b in zip(got, got[1:], strict=False) if b <= a)
+        disordered += sum(1 for a, b in itertools.pairwise(got) if b <= a)
         match_id = matches[stream.match][0]
         for _, version, when in stream.events:
             sent = log["sent"].get((match_id, version))

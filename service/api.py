@@ -22,6 +22,7 @@ from engines import GAMES
 from engines.ai.policies import supported
 from engines.core import Game
 from service import auth
+from service.cors import body_version
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
 from service.matches import Matches, present
 from service.schemas import (
@@ -341,6 +342,9 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             security=SEAT_TOKEN,
             requestBody={
                 "required": True,
+                "description": "the action; it may also carry `if_version` (an integer): "
+                "play only if the match is still at this version, as `If-Match` says it, "
+                "without the header that makes a browser send a CORS preflight per action",
                 "content": {"application/json": {"schema": ref["action"]}},
             },
             parameters=[
@@ -363,6 +367,8 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             """Play one action; the answer is the match as the caller sees it after it."""
             token = required_token()
             if_match = header_number("If-Match")
+            if_version = body_version()  # If-Match, for a page: no preflight per action
+            if_match = if_version if if_match is None else if_match
             key = request.headers.get("Idempotency-Key")
             if key is not None and not 1 <= len(key) <= 200:
                 raise Problem(400, "invalid_request", "Idempotency-Key takes 1 to 200 characters")

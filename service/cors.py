@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from flask import Flask, Response, request
 
+from service.errors import Problem
+
 REQUEST_HEADERS = [
     "Authorization",
     "Content-Type",
@@ -70,3 +72,18 @@ def init_cors(app: Flask, origins: list[str]) -> None:
             response.headers["Access-Control-Allow-Headers"] = ", ".join(REQUEST_HEADERS)
             response.headers["Access-Control-Max-Age"] = str(MAX_AGE_S)
         return response
+
+
+def body_version() -> int | None:
+    """``if_version`` taken out of a JSON action body: the version an action
+    is conditional on, as ``If-Match`` says it. A browser sends a request
+    with ``If-Match`` (any ``If-*`` header) past its preflight cache, so a
+    page that plays conditionally would need a preflight per action; in the
+    body, the version costs none."""
+    body = request.get_json(force=True, silent=True)
+    if not isinstance(body, dict) or "if_version" not in body:
+        return None
+    version = body.pop("if_version")
+    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version < 10**18:
+        raise Problem(400, "invalid_request", "if_version must be a version number, like 7")
+    return version

@@ -185,7 +185,7 @@ class Allowances:
         keys = [key for key, _ in held]
         for (key, cap), answer in zip(held, answers, strict=True):
             if not int(answer):
-                self.release(keys + [member])
+                self.release([*keys, member])
                 scope = key.split(":")[2]
                 raise Problem(
                     429,
@@ -193,7 +193,7 @@ class Allowances:
                     f"at most {cap} open streams and long polls per {scope}",
                     headers={"Retry-After": "10"},
                 )
-        return keys + [member]
+        return [*keys, member]
 
     def release(self, held: list[str]) -> None:
         if not held:

@@ -35,7 +35,7 @@ def test_streams_held_up_to_the_caps_leave_other_clients_answered_promptly(tmp_p
     server = start(tmp_path, port, env, workers=1)
     try:
         api = ApiClient(f"http://127.0.0.1:{port}")
-        match_id, tokens = new(api, 2)
+        match_id, _tokens = new(api, 2)
         url = f"{api.base}/v1/games/dekal/matches/{match_id}/stream"
         with ExitStack() as held:
 
