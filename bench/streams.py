@@ -45,7 +45,6 @@ import psutil
 import redis
 import requests
 
-from engines import GAMES
 from service.embedded import EmbeddedRedis, free_port
 
 GAME = "dekal"
@@ -155,7 +154,6 @@ async def follow(host: str, port: int, path: str, stream: Stream, stop: asyncio.
 
 def play(base: str, match_id: str, tokens: list[str], seed: int, pace_s: float, log: dict) -> None:
     """Play one match to its end, recording when each version was sent."""
-    game = GAMES[GAME]
     http = requests.Session()
     rng = random.Random(seed)
     version = int(http.get(f"{base}/v1/games/{GAME}/matches/{match_id}").json()["version"])
@@ -181,7 +179,6 @@ def play(base: str, match_id: str, tokens: list[str], seed: int, pace_s: float, 
             version = answer.json()["version"]
             log["sent"][(match_id, version)] = sent
         time.sleep(pace_s)
-    _ = game
 
 
 def percentile(values: list[float], p: float) -> float:
