@@ -384,7 +384,16 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         @blp.doc(
             operationId=f"{name}_events",
             security=OPTIONAL_SEAT_TOKEN,
-            **problems(401, 403, 404, 503),
+            parameters=[
+                {
+                    "in": "header",
+                    "name": "Last-Event-ID",
+                    "schema": {"type": "string"},
+                    "description": "the cursor, instead of `after` (which it overrides): a "
+                    "page's long polls then keep one URL and one cached CORS preflight",
+                }
+            ],
+            **problems(400, 401, 403, 404, 429, 503),
         )
         def get(self, match_id: str, after: int, limit: int, wait: float) -> Response:
             """The event log from `after` on, redacted for the caller; with

@@ -96,7 +96,11 @@ DEFAULTS: dict[str, Any] = {
     "API_SPEC_OPTIONS": {
         "info": {
             "description": "An open game server for Dékal, Pacal, the Gaudí tile game and "
-            "Ducale rummy. Errors are application/problem+json with a stable `code`.",
+            "Ducale rummy. Errors are application/problem+json with a stable `code`. "
+            "CORS: every answer allows any origin (`Access-Control-Allow-Origin: *`; no "
+            "cookie is ever used) and exposes ETag, Location, Retry-After, X-Request-ID and "
+            "Idempotent-Replayed; preflights are never rate-limited and may be cached "
+            "(`Access-Control-Max-Age: 86400`).",
             "license": {"name": "MIT", "identifier": "MIT"},
         },
     },

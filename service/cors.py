@@ -31,10 +31,7 @@ RESPONSE_HEADERS = [
     "Retry-After",
     "X-Request-ID",
     "Idempotent-Replayed",
-    "X-RateLimit-Limit",
-    "X-RateLimit-Remaining",
-    "X-RateLimit-Reset",
-]
+]  # (no X-RateLimit-* header is sent: a 429's Retry-After says when to come back)
 METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
 MAX_AGE_S = 86400  # Firefox's most; Chromium caps it at 7200
 
