@@ -194,17 +194,20 @@ class Hub:
         self._woken: dict[str, int] = {}
         self._wakeup = threading.Event()
         self._started = False
+        self._count = 0
 
     # -- followers --------------------------------------------------------------
     def follow(self, follower: Follower) -> None:
         with self._lock:
             self._start()
+            self._count += 1
             for match_id in follower.match_ids:
                 self._followers.setdefault(match_id, set()).add(follower)
             self._subscriptions()
 
     def unfollow(self, follower: Follower) -> None:
         with self._lock:
+            self._count -= 1
             for match_id in follower.match_ids:
                 followers = self._followers.get(match_id)
                 if followers is not None:
@@ -221,8 +224,8 @@ class Hub:
                 self._known[match_id] = last
 
     def count(self) -> int:
-        with self._lock:
-            return len({f for followers in self._followers.values() for f in followers})
+        """How many followers this process holds."""
+        return self._count
 
     # -- wake-ups ---------------------------------------------------------------
     def wake(self, match_id: str, last: int) -> None:
