@@ -102,6 +102,11 @@ def follow(
     by_id = {watch.match_id: watch for watch in watches}
     hub.follow(follower)
     try:
+        # what landed before the hub knew of this follower: the hub may have
+        # read it already for others, and will not hand it out again
+        missed = [shown for watch in watches for shown in catch_up(store, hub, watch)]
+        if missed:
+            yield missed
         while not all(watch.over for watch in watches):
             left = until - time.monotonic()
             if left <= 0 or lifecycle.stopping():
