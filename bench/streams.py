@@ -11,8 +11,9 @@ open, and reports:
 - commit-to-delivery latency, p50/p99 over every (stream, event): from the
   moment the action that made the event was sent to the moment the stream
   delivered it (so it includes the action's own processing);
-- events lost, duplicated or out of order (each stream against the log as
-  its viewer may see it): must be 0;
+- events lost, duplicated or out of order (each open stream against the log
+  as its viewer may see it): must be 0; streams that failed to open are
+  counted apart, by cause;
 - p50/p99 of ordinary requests (a match view, an action) made while the
   streams are open.
 
@@ -31,6 +32,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -60,6 +62,7 @@ class Stream:
     opened: bool = False
     ended: bool = False
     status: int = 0
+    error: str | None = None
 
 
 def raise_nofile(wanted: int) -> None:
@@ -80,15 +83,16 @@ def start_server(port: int, redis_url: str, streams: int, workers: int) -> subpr
         "LUDOTHEQUE_LOG_LEVEL": "warning",
     }
     data = tempfile.mkdtemp(prefix="bench-streams-")
-    log = open(Path(data) / "serve.log", "ab")  # noqa: SIM115 (lives as the server does)
     command = [LUDOTHEQUE, "serve", "--port", str(port), "--data-dir", data]
-    process = subprocess.Popen(
-        [*command, "--workers", str(workers)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-        start_new_session=True,
-    )
+    with open(Path(data) / "serve.log", "ab") as log:
+        process = subprocess.Popen(
+            [*command, "--workers", str(workers)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+        )
+    process.data_dir = data
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -110,6 +114,15 @@ def workers_rss(server: subprocess.Popen) -> int:
 
 
 async def follow(host: str, port: int, path: str, stream: Stream, stop: asyncio.Event) -> None:
+    try:
+        await follow_once(host, port, path, stream, stop)
+    except (OSError, ValueError, asyncio.IncompleteReadError) as failed:
+        stream.error = type(failed).__name__
+
+
+async def follow_once(
+    host: str, port: int, path: str, stream: Stream, stop: asyncio.Event
+) -> None:
     reader, writer = await asyncio.open_connection(host, port, limit=1 << 20)
     headers = f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n"
     if stream.token:
@@ -195,10 +208,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         server = start_server(port, url, args.streams, args.workers)
         base = f"http://127.0.0.1:{port}"
         try:
-            return await measure(args, url, server, base, port)
+            figures = await measure(args, url, server, base, port)
         finally:
             os.killpg(server.pid, signal.SIGINT)
             server.wait(timeout=60)
+        log = (Path(server.data_dir) / "serve.log").read_text()
+        shutil.rmtree(server.data_dir, ignore_errors=True)
+        return figures | {"server_tracebacks": log.count("Traceback")}
 
 
 async def measure(
@@ -226,9 +242,9 @@ async def measure(
     for i, stream in enumerate(streams):
         path = f"/v1/games/{GAME}/matches/{matches[stream.match][0]}/stream"
         tasks.append(asyncio.create_task(follow("127.0.0.1", port, path, stream, stop)))
-        if i % 200 == 199:
-            await asyncio.sleep(0.05)
-    while sum(s.opened for s in streams) < len(streams):
+        if i % 100 == 99:
+            await asyncio.sleep(args.open_pause)
+    while sum(s.opened or s.error is not None for s in streams) < len(streams):
         if time.monotonic() - opened_at > 300:
             break
         await asyncio.sleep(0.2)
@@ -254,7 +270,12 @@ async def measure(
     expected: dict[tuple[int, str | None], list[int]] = {}
     lost = duplicated = disordered = 0
     latencies = []
+    failures: dict[str, int] = {}
     for stream in streams:
+        if not stream.opened or stream.status != 200:
+            kind = stream.error or f"status {stream.status}"
+            failures[kind] = failures.get(kind, 0) + 1
+            continue
         key = (stream.match, stream.token)
         if key not in expected:
             match_id = matches[stream.match][0]
@@ -278,6 +299,7 @@ async def measure(
     return {
         "streams": args.streams,
         "streams_open": opened,
+        "streams_failed": failures,
         "matches": args.matches,
         "workers": args.workers,
         "open_s": round(open_s, 1),
@@ -305,6 +327,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--matches", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--pace", type=float, default=0.05, help="seconds between a match's turns")
+    parser.add_argument(
+        "--open-pause", type=float, default=0.05, help="seconds between batches of 100 opens"
+    )
     parser.add_argument("--json", help="write the figures here too")
     args = parser.parse_args(argv)
     figures = asyncio.run(run(args))

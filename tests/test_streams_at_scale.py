@@ -15,3 +15,4 @@ def test_a_thousand_streams_on_two_workers_through_one_hub_per_process():
     assert figures["deliveries"] > 1000 * 50
     # one subscriber and a bounded pool per worker, whatever the number of streams
     assert figures["redis_clients_streams_open"] < 50
+    assert figures["server_tracebacks"] == 0
