@@ -214,7 +214,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             server.wait(timeout=60)
         log = (Path(server.data_dir) / "serve.log").read_text()
         shutil.rmtree(server.data_dir, ignore_errors=True)
-        return figures | {"server_tracebacks": log.count("Traceback")}
+        return figures | {
+            "server_tracebacks": log.count("Traceback"),
+            "worker_timeouts": log.count("WORKER TIMEOUT"),
+            "server_log_tail": log.splitlines()[-5:],
+        }
 
 
 async def measure(
