@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 import redis
 from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
 
 from engines.core import redact_events
 from service import lifecycle
@@ -39,6 +40,11 @@ from service.store import Store, log_key
 log = logging.getLogger(__name__)
 
 READ_CHUNK = 500  # log entries per read of one match
+
+
+# What the store raises when it has trouble: redis-py's errors, and its
+# cluster client's own (a cluster that cannot be reached at all).
+STORE_ERRORS = (redis.RedisError, RedisClusterException)
 
 
 def wake_channel(match_id: str) -> str:
@@ -142,7 +148,7 @@ class Listener:
         while not self.hub.stopped:
             try:
                 self.listen()
-            except (redis.RedisError, OSError):
+            except (*STORE_ERRORS, OSError):
                 # the periodic check covers what this connection misses
                 log.warning("push hub: subscriber connection lost; reconnecting", exc_info=True)
                 time.sleep(0.5)
@@ -195,6 +201,9 @@ class Hub:
         self._wakeup = threading.Event()
         self._started = False
         self._count = 0
+        # the store's error while the periodic check cannot reach it, else
+        # None: followers then end (a stream with a note to reconnect)
+        self.trouble: Exception | None = None
 
     # -- followers --------------------------------------------------------------
     def follow(self, follower: Follower) -> None:
@@ -275,7 +284,7 @@ class Hub:
                 continue
             try:
                 self._fan_out(woken, starts)
-            except redis.RedisError:
+            except STORE_ERRORS:
                 log.warning("push hub: reading new events failed", exc_info=True)
                 with self._lock:  # try again on the next check
                     for match_id in woken:
@@ -320,15 +329,22 @@ class Hub:
             with self._lock:
                 followed = list(self._followers)
             if not followed:
+                self.trouble = None  # nobody to tell; the next follower's check will
                 continue
             try:
                 pipe = self.client.pipeline(transaction=False)
                 for match_id in followed:
                     pipe.xlen(log_key(match_id))
                 lengths = pipe.execute()
-            except redis.RedisError:
+            except STORE_ERRORS as error:
                 log.warning("push hub: the periodic check failed", exc_info=True)
+                self.trouble = error
+                with self._lock:
+                    everyone = {f for fs in self._followers.values() for f in fs}
+                for follower in everyone:
+                    follower.poke()
                 continue
+            self.trouble = None
             for match_id, length in zip(followed, lengths, strict=True):
                 self.wake(match_id, int(length) if length else -1)
 

@@ -115,7 +115,10 @@ def follow(
             if left <= 0 or lifecycle.stopping():
                 return
             found: list[Shown] = []
-            for batch in follower.take(min(tick_s, left)):
+            batches = follower.take(min(tick_s, left))
+            if hub.trouble is not None:
+                raise hub.trouble  # the store is unreachable: end, the client reconnects
+            for batch in batches:
                 watch = by_id[batch.match_id]
                 if watch.over or batch.last <= watch.cursor:
                     continue
