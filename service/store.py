@@ -288,7 +288,7 @@ class Store:
         try:
             (answer,) = self.replicate(keys[0], queue)
         except redis.exceptions.NoScriptError:  # a new primary, or a flushed cache
-            self._primary(keys[0]).script_load(COMMIT)
+            self._primary(keys[0]).script_load(self._commit.script)
             (answer,) = self.replicate(keys[0], queue)
         if int(answer[0]) == 2:
             # the record answered may be one an earlier try left unconfirmed
