@@ -149,7 +149,7 @@ def test_mcts_stops_when_its_budget_is_spent(game: Game) -> None:
     seat = game.to_act(state)[0]
     started = time.perf_counter()
     action = choose_action(game, state, seat, "mcts", random.Random(1), budget_s=0.05)
-    assert time.perf_counter() - started < 0.05 + 0.1
+    assert time.perf_counter() - started < 0.05 + 0.5  # a loaded 2-core CI machine stalls
     assert action in game.legal_actions(state, seat)
 
 
