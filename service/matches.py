@@ -22,7 +22,7 @@ from engines import GAMES
 from engines.ai import choose_action
 from engines.ai.policies import supported
 from engines.core import Game, IllegalAction, redact_events
-from service import auth, endings, fairness, lifecycle, lobby
+from service import auth, endings, fairness, httpbots, lifecycle, lobby, webhooks
 from service.errors import Problem, from_illegal_action
 from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
@@ -69,6 +69,7 @@ def present(game: Game, match: dict[str, Any], version: int, seat: int | None) -
         **fairness.shown(match),
         "listed": bool(match.get("listed")),
         "rematch": match.get("rematch"),
+        "webhook": webhooks.shown(match),
     }
 
 
@@ -192,11 +193,13 @@ class Matches:
         seed: int | None,
         listed: bool = False,
         creator: str | None = None,
+        calls: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """A new match; ``options`` were loaded by the match options schema
         (the game's options plus ``turn_timeout_s``); a ``listed`` one shows
         in the lobby while it has open seats; ``creator``: the address that
-        asked (never shown), which the quotas count against."""
+        asked (never shown), which the quotas count against; ``calls``: the
+        creation body's ``webhook`` and ``bot_deadline_s`` (service/webhooks.py)."""
         if not game.min_players <= len(players) <= game.max_players:
             raise Problem(
                 422,
@@ -205,6 +208,7 @@ class Matches:
             )
         for player in players:
             check_bot(game, player.get("bot"))
+        players = [httpbots.as_seat(p) for p in players]
         if seed is not None and any("name" not in p and not p.get("bot") for p in players):
             raise Problem(
                 422,
@@ -229,6 +233,7 @@ class Matches:
                     "token": auth.token_hash(t) if t else None,
                     "bot": p.get("bot"),
                 }
+                | ({"bot_url": p["bot_url"]} if "bot_url" in p else {})
                 for p, t in zip(players, tokens, strict=True)
             ],
             "deadlines": [None] * len(players),
@@ -237,6 +242,7 @@ class Matches:
             "listed": listed,
             "created_at": time.time(),
         }
+        secret = webhooks.configure(match, players, calls or {})
         events = [{"type": "match_created", "seats": public_seats(match), **fairness.shown(match)}]
         waiting = status_of(game, match) == "waiting"
         if not waiting:
@@ -250,7 +256,7 @@ class Matches:
         for seat, token in zip(answer["seats"], tokens, strict=True):
             if token is not None:
                 seat["token"] = token
-        return answer
+        return answer | ({"secret": secret} if secret else {})
 
     def join(
         self, game: Game, match_id: str, seat: int, name: str | None, bot: str | None = None
@@ -387,9 +393,13 @@ class Matches:
             self.store.schedule(match_id, due_at(game, match))
             return False
         seat, policy, timed_out = due
-        with BOT_MOVE.labels(game.name, policy).time():
-            action = choose_action(game, match["state"], seat, policy, rng, budget_s)
         events = [{"type": "timeout", "seat": seat}] if timed_out else []
+        with BOT_MOVE.labels(game.name, policy).time():
+            if policy == httpbots.HTTP_BOT:
+                action, why = httpbots.decide(game, match, loaded.version, seat, rng, budget_s)
+                events += why
+            else:
+                action = choose_action(game, match["state"], seat, policy, rng, budget_s)
         events += apply_logged(game, match, seat, action)
         if self._commit(game, match, loaded.version, events).version is None:
             CAS_RETRIES.labels(game.name).inc()
@@ -413,12 +423,16 @@ class Matches:
         if status == "waiting":
             ttl = self.settings.waiting_ttl
         version = expected + 1
+        if status == "active":
+            events = events + webhooks.turn_notices(match, game.to_act(match["state"]))
         stamped = [{"version": version, **event} for event in events]
         written = self.store.commit(
             match["id"], expected, match, stamped, ttl, record, counters or []
         )
         if written.version is not None and owes_turns(match):
             self.store.schedule(match["id"], due_at(game, match))
+        if written.version is not None and match.get("webhook"):
+            webhooks.enqueue(self.store.client, match["id"])
         if written.version is not None and match.get("listed"):
             lobby.sync(self.store, game, match, events)
         return written

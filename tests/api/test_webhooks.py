@@ -1,0 +1,389 @@
+"""Webhooks, HTTP bots and safe outbound calls (issue 21), against real
+HTTP servers on loopback, which the tests allow with LUDOTHEQUE_OUTBOUND_ALLOW."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import orjson
+import pytest
+
+from engines.core import redact_events
+from service import outbound, webhooks
+from service.store import log_key
+from service.webhooks import Deliverer, DeliverySettings
+from service.worker import Worker
+from tests.api.client import ApiClient
+from tests.api.receivers import BotServer, WebhookReceiver
+from tests.api.test_api import assert_problem
+from tests.api.test_bots import wait_until
+
+GAME = "dekal"
+LOOPBACK = "http,127.0.0.0/8,::1"
+FAST = DeliverySettings(base_s=0.02, cap_s=0.2, give_up_s=3600, timeout_s=2, threads=4)
+
+
+@pytest.fixture
+def api(live) -> ApiClient:
+    return ApiClient(live.base, live.http)
+
+
+@pytest.fixture
+def matches(live):
+    return live.app.extensions["ludotheque.matches"]
+
+
+@pytest.fixture
+def loopback_allowed(monkeypatch) -> None:
+    monkeypatch.setenv(outbound.ALLOW_ENV, LOOPBACK)
+
+
+@contextmanager
+def running(matches, settings: DeliverySettings = FAST, bots: int = 2) -> Iterator[None]:
+    """Bot workers and a webhook deliverer in threads, as worker processes run them."""
+    stopping = threading.Event()
+    pool = [Worker(matches, budget_s=0.01, idle_s=0.01, stopping=stopping) for _ in range(bots)]
+    deliverer = Deliverer(matches, settings)
+    threads = [threading.Thread(target=w.run, daemon=True) for w in pool]
+    threads.append(threading.Thread(target=deliverer.run, args=(stopping, 0.01), daemon=True))
+    for thread in threads:
+        thread.start()
+    try:
+        yield
+    finally:
+        stopping.set()
+        for thread in threads:
+            thread.join(timeout=15)
+
+
+def log_of(redis_client, match_id: str) -> list[dict]:
+    entries = redis_client.xrange(log_key(match_id), "-", "+")
+    return [{"index": int(i.split(b"-")[1]), **orjson.loads(f[b"e"])} for i, f in entries]
+
+
+def spectators_log(entries: list[dict]) -> list[dict]:
+    return [
+        {k: e[k] for k in ("index", "version", "type", "seat")}
+        if e["type"] == "your_turn"
+        else redact_events([e], None)[0]
+        for e in entries
+        if e["type"] == "your_turn" or "to" not in e
+    ]
+
+
+def bot_match(api, receiver: WebhookReceiver, bots: int = 3, **webhook) -> str:
+    created = api.create(
+        GAME,
+        {
+            "players": [{"bot": "random"}] * bots,
+            "webhook": {"url": receiver.url, **webhook},
+        },
+    )
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert body["secret"].startswith("whsec_")
+    assert body["webhook"] == {"events": ["all"], "given_up": False}
+    receiver.secrets[body["id"]] = body["secret"]
+    return body["id"]
+
+
+def delivered_everything(api, redis_client, receiver, ids) -> bool:
+    for match_id in ids:
+        if api.get(GAME, match_id).json()["status"] != "finished":
+            return False
+        if receiver.last[match_id] < redis_client.xlen(log_key(match_id)):
+            return False
+    return True
+
+
+def assert_complete_and_in_order(redis_client, receiver, ids) -> None:
+    assert receiver.bad == []
+    for match_id in ids:
+        got = receiver.events[match_id]
+        assert got == spectators_log(log_of(redis_client, match_id))
+        assert [e["index"] for e in got] == sorted({e["index"] for e in got}), "in order, once"
+        assert got[-1]["type"] == "match_over"
+        assert not any("action" in e for e in got), "spectator-redacted: no private action"
+
+
+# -- webhooks -----------------------------------------------------------------------
+def test_a_receiver_gets_every_match_event_in_order_signed(
+    api, matches, redis_client, loopback_allowed
+):
+    receiver = WebhookReceiver()
+    try:
+        ids = [bot_match(api, receiver) for _ in range(8)]
+        with running(matches):
+            wait_until(lambda: delivered_everything(api, redis_client, receiver, ids), 120)
+        assert_complete_and_in_order(redis_client, receiver, ids)
+    finally:
+        receiver.stop()
+
+
+def test_deliveries_are_retried_until_a_receiver_failing_half_the_time_has_all(
+    api, matches, redis_client, loopback_allowed
+):
+    receiver = WebhookReceiver(failure_rate=0.5)
+    try:
+        ids = [bot_match(api, receiver) for _ in range(8)]
+        with running(matches):
+            wait_until(lambda: delivered_everything(api, redis_client, receiver, ids), 180)
+        assert_complete_and_in_order(redis_client, receiver, ids)
+        assert receiver.attempts > 2 * len(ids), "some deliveries failed and came again"
+    finally:
+        receiver.stop()
+
+
+def test_a_killed_worker_loses_no_delivery(api, matches, redis_client, redis_url, tmp_path):
+    """Worker processes (``ludotheque worker``); the first is killed with
+    SIGKILL mid-way, a second takes over from Redis."""
+    receiver = WebhookReceiver()
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        outbound.ALLOW_ENV: LOOPBACK,
+        "LUDOTHEQUE_BOT_BUDGET_MS": "10",
+        "LUDOTHEQUE_WEBHOOK_LEASE_S": "12",
+    }
+    command = [sys.executable, "-m", "service.cli", "worker"]
+    survivor = None
+    try:
+        os.environ[outbound.ALLOW_ENV] = LOOPBACK  # for the creations in this process
+        ids = [bot_match(api, receiver) for _ in range(6)]
+        doomed = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: sum(receiver.last.values()) > 30, 60)
+        finally:
+            doomed.send_signal(signal.SIGKILL)
+            doomed.wait()
+        assert not delivered_everything(api, redis_client, receiver, ids), "killed mid-way"
+        survivor = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+        wait_until(lambda: delivered_everything(api, redis_client, receiver, ids), 180)
+        assert_complete_and_in_order(redis_client, receiver, ids)
+    finally:
+        os.environ.pop(outbound.ALLOW_ENV, None)
+        if survivor is not None:
+            survivor.terminate()
+            survivor.wait()
+        receiver.stop()
+
+
+def test_your_turn_notices_carry_only_the_seat(api, matches, redis_client, loopback_allowed):
+    receiver = WebhookReceiver()
+    try:
+        created = api.create(
+            GAME,
+            {
+                "players": [{"name": "Ada"}, {"bot": "random"}],
+                "webhook": {"url": receiver.url, "events": ["your_turn"]},
+            },
+        ).json()
+        receiver.secrets[created["id"]] = created["secret"]
+        token = created["seats"][0]["token"]
+        with running(matches):
+            for _ in range(2):
+                wait_until(lambda: 0 in api.get(GAME, created["id"]).json()["to_act"])
+                action = api.legal(GAME, created["id"], token).json()["actions"][0]
+                assert api.act(GAME, created["id"], token, action).status_code == 200
+            wait_until(lambda: len(receiver.events[created["id"]]) >= 2)
+        notices = receiver.events[created["id"]]
+        assert receiver.bad == []
+        assert {tuple(sorted(n)) for n in notices} == {("index", "seat", "type", "version")}
+        assert {(n["type"], n["seat"]) for n in notices} == {("your_turn", 0)}
+        # nobody else sees them
+        shown = api.events(GAME, created["id"], token).json()["events"]
+        assert "your_turn" not in {e["type"] for e in shown}
+    finally:
+        receiver.stop()
+
+
+def test_a_receiver_that_keeps_failing_is_given_up_without_slowing_others(
+    api, matches, redis_client, loopback_allowed
+):
+    failing, healthy = WebhookReceiver(status=500), WebhookReceiver()
+    settings = DeliverySettings(base_s=0.05, cap_s=0.2, give_up_s=2, timeout_s=2, threads=2)
+    given_up_before = webhooks.GIVEN_UP._value.get()
+    try:
+        doomed = bot_match(api, failing, bots=2)
+        with running(matches, settings):
+            ids = [bot_match(api, healthy) for _ in range(3)]
+            wait_until(lambda: delivered_everything(api, redis_client, healthy, ids), 60)
+            # the healthy ones were all delivered while the failing one was still tried
+            assert not api.get(GAME, doomed).json()["webhook"]["given_up"]
+            wait_until(lambda: api.get(GAME, doomed).json()["webhook"]["given_up"], 30)
+        assert_complete_and_in_order(redis_client, healthy, ids)
+        assert failing.events[doomed] == []
+        assert "webhook_given_up" in [e["type"] for e in log_of(redis_client, doomed)]
+        assert webhooks.GIVEN_UP._value.get() == given_up_before + 1
+        assert redis_client.zscore(webhooks.QUEUE_KEY, doomed) is None
+        metrics = api.http.get(f"{api.base}/metrics").text
+        assert "ludotheque_webhooks_given_up_total" in metrics
+    finally:
+        failing.stop()
+        healthy.stop()
+
+
+def test_a_redirect_is_not_followed(api, matches, redis_client, loopback_allowed):
+    receiver = WebhookReceiver(status=307)
+    try:
+        match_id = bot_match(api, receiver, bots=2)
+        settings = DeliverySettings(base_s=0.05, cap_s=0.1, give_up_s=0.5, timeout_s=2)
+        with running(matches, settings):
+            wait_until(lambda: api.get(GAME, match_id).json()["webhook"]["given_up"], 30)
+        assert receiver.events[match_id] == []
+    finally:
+        receiver.stop()
+
+
+# -- safe outbound calls ----------------------------------------------------------------
+def test_webhook_urls_must_be_https_by_default(api, monkeypatch):
+    monkeypatch.delenv(outbound.ALLOW_ENV, raising=False)
+    for url in ("http://example.com/hook", "ftp://example.com/", "https://u:p@example.com/"):
+        body = {"players": [{"bot": "random"}] * 2, "webhook": {"url": url}}
+        assert_problem(api.create(GAME, body), 422, "invalid_request")
+        body = {"players": [{"bot_url": url}, {"bot": "random"}]}
+        assert_problem(api.create(GAME, body), 422, "invalid_request")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://localhost:9/",  # a name that resolves to loopback
+        "https://127.0.0.1/",
+        "https://10.1.2.3/",
+        "https://192.168.0.1/",
+        "https://169.254.169.254/latest/meta-data",  # cloud metadata
+        "https://[::1]/",
+        "https://[::ffff:10.0.0.1]/",
+        "https://100.64.0.1/",  # carrier-grade NAT
+        "https://0.0.0.0/",
+    ],
+)
+def test_internal_addresses_are_refused_by_default(url, monkeypatch):
+    monkeypatch.delenv(outbound.ALLOW_ENV, raising=False)
+    with pytest.raises(outbound.Refused) as refused:
+        outbound.post(url, b"{}", {}, 1)
+    assert refused.value.reason == "internal_address"
+
+
+def test_a_name_resolving_to_a_private_address_is_refused_at_delivery(
+    api, matches, redis_client, monkeypatch
+):
+    """Created with https://localhost (a name), called never: localhost
+    resolves to loopback, which this deployment does not allow."""
+    receiver = WebhookReceiver()
+    monkeypatch.setenv(outbound.ALLOW_ENV, "http")
+    try:
+        receiver.url = receiver.url.replace("127.0.0.1", "localhost")
+        match_id = bot_match(api, receiver, bots=2)
+        settings = DeliverySettings(base_s=0.05, cap_s=0.1, give_up_s=0.5, timeout_s=2)
+        with running(matches, settings):
+            wait_until(lambda: api.get(GAME, match_id).json()["webhook"]["given_up"], 30)
+        assert receiver.attempts == 0, "never called"
+        reasons = [e.get("reason") for e in log_of(redis_client, match_id)]
+        assert "internal_address" in reasons
+    finally:
+        receiver.stop()
+
+
+def test_an_answer_over_the_size_limit_is_refused(loopback_allowed):
+    from tests.api.receivers import Quiet, Served
+
+    class Huge(Quiet):
+        def do_POST(self) -> None:
+            self.read_body()
+            self.answer(200, b"x" * (outbound.MAX_ANSWER + 10))
+
+    server = Served(Huge)
+    try:
+        with pytest.raises(outbound.Refused) as refused:
+            outbound.post(server.url, b"{}", {}, 2)
+        assert refused.value.reason == "too_large"
+    finally:
+        server.stop()
+
+
+# -- HTTP bots ------------------------------------------------------------------------------
+def http_bot_match(api, seats: list, deadline_s: float | None = None) -> dict:
+    body: dict = {"players": seats}
+    if deadline_s is not None:
+        body["bot_deadline_s"] = deadline_s
+    created = api.create(GAME, body)
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
+def test_http_bots_play_a_match_out(api, matches, redis_client, loopback_allowed):
+    bots = [BotServer("good"), BotServer("good")]
+    try:
+        match = http_bot_match(api, [{"bot_url": b.url} for b in bots])
+        assert [s["bot"] for s in match["seats"]] == ["http", "http"]
+        for bot in bots:
+            bot.secret = match["secret"]
+        with running(matches):
+            wait_until(lambda: api.get(GAME, match["id"]).json()["status"] == "finished", 120)
+        log = log_of(redis_client, match["id"])
+        assert not [e for e in log if e["type"].startswith("bot_")], "every move was theirs"
+        for bot in bots:
+            assert bot.bad == [] and bot.calls
+            call = bot.calls[0]
+            assert set(call) == {
+                "match_id",
+                "game",
+                "seat",
+                "version",
+                "deadline_ms",
+                "view",
+                "legal_actions",
+            }
+            assert call["deadline_ms"] == 2000
+        played = [e["action"] for e in log if e["type"] == "action" and e["seat"] == 0]
+        assert played == [c["legal_actions"][0] for c in bots[0].calls]
+    finally:
+        for bot in bots:
+            bot.stop()
+
+
+@pytest.mark.parametrize(
+    ("temper", "event", "reason"),
+    [
+        ("late", "bot_timeout", "timeout"),
+        ("illegal", "bot_illegal_action", "illegal"),
+        ("closes", "bot_timeout", "connection"),
+    ],
+)
+def test_a_bot_that_misbehaves_gets_the_random_move_and_a_logged_reason(
+    api, matches, redis_client, loopback_allowed, temper, event, reason
+):
+    bad, good = BotServer(temper, late_s=1.5), BotServer("good")
+    try:
+        match = http_bot_match(api, [{"bot_url": bad.url}, {"bot_url": good.url}], 0.5)
+        bad.secret = good.secret = match["secret"]
+        with running(matches):
+            wait_until(lambda: len(good.calls) >= 2, 60)
+        log = log_of(redis_client, match["id"])
+        notes = [e for e in log if e["type"].startswith("bot_")]
+        assert notes and all(
+            (n["type"], n["seat"], n["reason"]) == (event, 0, reason) for n in notes
+        )
+        # each note is followed by the random move played for the seat
+        after = [log[log.index(n) + 1] for n in notes]
+        assert all(e["type"] == "action" and e["seat"] == 0 for e in after)
+        assert bad.bad == [] and bad.calls
+    finally:
+        bad.stop()
+        good.stop()
+
+
+def test_bot_deadlines_are_bounded(api, loopback_allowed):
+    for value in (0, 0.05, 11, "2"):
+        body = {"players": [{"bot_url": "https://example.com/"}] * 2, "bot_deadline_s": value}
+        assert_problem(api.create(GAME, body), 422, "invalid_request")
+    body = {"players": [{"bot_url": "https://example.com/", "bot": "random"}, {}]}
+    assert_problem(api.create(GAME, body), 422, "invalid_request")
