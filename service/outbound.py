@@ -169,10 +169,11 @@ def post(
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         try:
             connection.connect()
+            sock = connection.sock  # http.client drops it once the answer says close
             left = timeout_s - (time.monotonic() - started)
             if left <= 0:
                 raise Refused("timeout", "no time left after connecting")
-            connection.sock.settimeout(left)
+            sock.settimeout(left)
             connection.request(
                 "POST",
                 path,
@@ -190,7 +191,7 @@ def post(
                 left = timeout_s - (time.monotonic() - started)
                 if left <= 0:
                     raise Refused("timeout", "the answer came too slowly")
-                connection.sock.settimeout(left)
+                sock.settimeout(left)
                 chunk = response.read1(MAX_ANSWER + 1 - len(data))
                 if not chunk:
                     break
@@ -200,7 +201,7 @@ def post(
             return Answer(response.status, data)
         except TimeoutError:
             raise Refused("timeout", f"no answer within {timeout_s:g} s") from None
-        except (OSError, http.client.HTTPException) as failure:
+        except (OSError, ValueError, http.client.HTTPException) as failure:
             raise Refused("connection", type(failure).__name__) from None
         finally:
             connection.close()

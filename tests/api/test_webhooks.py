@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import orjson
 import pytest
@@ -387,3 +389,44 @@ def test_bot_deadlines_are_bounded(api, loopback_allowed):
         assert_problem(api.create(GAME, body), 422, "invalid_request")
     body = {"players": [{"bot_url": "https://example.com/", "bot": "random"}, {}]}
     assert_problem(api.create(GAME, body), 422, "invalid_request")
+
+
+def example_bot() -> str:
+    """The bot the README shows, which docs/webhooks.md shows too."""
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Webhooks and HTTP bots") :]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start : section.index("\n```", start)]
+    assert "serve_forever" in code
+    assert code in (root / "docs" / "webhooks.md").read_text(encoding="utf-8")
+    return code
+
+
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port)).close()
+    except OSError:
+        return False
+    return True
+
+
+def test_the_readme_example_bot_plays_a_match(api, matches, redis_client, loopback_allowed):
+    code = example_bot()
+    assert len(code.splitlines()) <= 20
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = code.replace('("0.0.0.0", 8080)', f'("127.0.0.1", {port})')
+    bot = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        wait_until(lambda: listening(port))
+        match = http_bot_match(api, [{"bot_url": url}, {"bot": "random"}])
+        with running(matches):
+            wait_until(lambda: api.get(GAME, match["id"]).json()["status"] == "finished", 120)
+        log = log_of(redis_client, match["id"])
+        assert not [e for e in log if e["type"].startswith("bot_")], "every move was its own"
+    finally:
+        bot.terminate()
+        bot.wait()
