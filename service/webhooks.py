@@ -45,7 +45,8 @@ from standardwebhooks.webhooks import Webhook
 from engines import GAMES
 from engines.core import redact_events
 from service import outbound
-from service.store import CLAIM, log_key
+from service.outages import StoreBackoff, is_store_trouble
+from service.store import log_key
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,18 @@ QUEUE_KEY = "ludotheque:{hooks}:due"
 ALL = "all"
 YOUR_TURN = "your_turn"
 BATCH = 100  # log entries per delivery, at most
+
+# KEYS: the queue. ARGV: now, lease seconds. Takes the first match due by
+# now and pushes it back by the lease, so that if its taker dies the match
+# comes due again.
+CLAIM = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
+if #due == 0 then
+  return false
+end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), due[1])
+return due[1]
+"""
 
 DELIVERIES = Counter(
     "ludotheque_webhook_deliveries_total",
@@ -299,10 +312,15 @@ class Deliverer:
         """Deliver until ``stopping`` is set, ``settings.threads`` at a time."""
 
         def loop() -> None:
+            outage = StoreBackoff()
             while not stopping.is_set():
                 try:
                     busy = self.run_once()
-                except Exception:
+                    outage.over()
+                except Exception as error:
+                    if is_store_trouble(error):  # down or failing over: wait, longer each time
+                        stopping.wait(outage.next_wait(error))
+                        continue
                     # a bad match must not stop the others; its lease runs out
                     log.exception("a webhook delivery failed")
                     busy = False
