@@ -139,6 +139,15 @@ def configure(
     return match["secret"]
 
 
+def carried(old: dict[str, Any]) -> dict[str, Any]:
+    """What a rematch keeps of ``old``'s calls: its webhook (afresh), bot
+    deadline and secret, which the creator already holds."""
+    kept: dict[str, Any] = {k: old[k] for k in ("secret", "bot_deadline_s") if k in old}
+    if "webhook" in old:
+        kept["webhook"] = old["webhook"] | {"given_up": False, "notified": []}
+    return kept
+
+
 def shown(match: dict[str, Any]) -> dict[str, Any] | None:
     """What anyone may know of a match's webhook (never its URL or secret)."""
     hook = match.get("webhook")

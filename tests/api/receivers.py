@@ -49,16 +49,19 @@ class Served:
 class WebhookReceiver(Served):
     """Verifies each delivery with the reference ``standardwebhooks`` package
     and the match's secret (unknown match: 500, so it comes again), refuses
-    replayed or out-of-order deliveries, fails ``failure_rate`` of them on
+    a delivery that leaves a gap after the last one and two deliveries of one match at
+    once (each waits ``delay_s`` to give them a chance), fails ``failure_rate`` of them on
     purpose (after verifying), and keeps every event it accepted, by match.
     """
 
-    def __init__(self, failure_rate: float = 0.0, status: int = 200) -> None:
+    def __init__(self, failure_rate: float = 0.0, status: int = 200, delay_s: float = 0.0) -> None:
         self.secrets: dict[str, str] = {}
         self.events: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.last: dict[str, int] = defaultdict(int)  # last index accepted, per match
         self.bad: list[str] = []  # what should never happen
         self.attempts = 0
+        self.in_flight: dict[str | None, int] = defaultdict(int)
+        self.delay_s = delay_s
         self.failure_rate = failure_rate
         self.status = status
         self.lock = threading.Lock()
@@ -73,6 +76,19 @@ class WebhookReceiver(Served):
 
     def receive(self, request: Quiet) -> None:
         body = request.read_body()
+        match_id = json.loads(body).get("match_id") if body.startswith(b"{") else None
+        with self.lock:
+            self.in_flight[match_id] += 1
+            if self.in_flight[match_id] > 1:
+                self.bad.append(f"two deliveries of {match_id} at once")
+        try:
+            time.sleep(self.delay_s)  # gives overlapping deliveries a chance to show
+            self.verify(request, body)
+        finally:
+            with self.lock:
+                self.in_flight[match_id] -= 1
+
+    def verify(self, request: Quiet, body: bytes) -> None:
         with self.lock:
             self.attempts += 1
             try:

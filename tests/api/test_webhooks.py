@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -131,7 +132,7 @@ def test_a_receiver_gets_every_match_event_in_order_signed(
 def test_deliveries_are_retried_until_a_receiver_failing_half_the_time_has_all(
     api, matches, redis_client, loopback_allowed
 ):
-    receiver = WebhookReceiver(failure_rate=0.5)
+    receiver = WebhookReceiver(failure_rate=0.5, delay_s=0.005)
     try:
         ids = [bot_match(api, receiver) for _ in range(8)]
         with running(matches):
@@ -430,3 +431,108 @@ def test_the_readme_example_bot_plays_a_match(api, matches, redis_client, loopba
     finally:
         bot.terminate()
         bot.wait()
+
+
+def test_a_match_never_shows_its_webhook_url_nor_its_secret(api, redis_client, loopback_allowed):
+    url = "https://hooks.example.com/very-secret-path"
+    created = api.create(
+        GAME,
+        {
+            "players": [{"name": "Ada"}, {"bot_url": "https://bots.example.com/x"}],
+            "webhook": {"url": url, "events": ["match_over", "your_turn"]},
+        },
+    ).json()
+    secret, token = created["secret"], created["seats"][0]["token"]
+    seen = [
+        api.get(GAME, created["id"]).text,
+        api.get(GAME, created["id"], token).text,
+        api.events(GAME, created["id"], token).text,
+        api.http.get(f"{api.base}/v1/games/{GAME}/matches").text,
+    ]
+    for text in seen:
+        assert secret not in text and "example.com" not in text
+    assert api.get(GAME, created["id"]).json()["webhook"] == {
+        "events": ["match_over", "your_turn"],
+        "given_up": False,
+    }
+    assert "secret" not in api.get(GAME, created["id"]).json()
+    redis_client.delete(f"m:{{{created['id']}}}")  # nobody calls example.com
+
+
+def test_outbound_calls_per_process_are_capped(loopback_allowed, monkeypatch):
+    """Six calls at once to a receiver that takes 0.5 s, with a cap of 2:
+    never more than 2 in flight; a call that cannot get a slot within its
+    deadline is refused as busy."""
+    from tests.api.receivers import Quiet, Served
+
+    state = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    class Slow(Quiet):
+        def do_POST(self) -> None:
+            self.read_body()
+            with lock:
+                state["now"] += 1
+                state["most"] = max(state["most"], state["now"])
+            time.sleep(0.5)
+            with lock:
+                state["now"] -= 1
+            self.answer(204)
+
+    server = Served(Slow)
+    monkeypatch.setattr(outbound, "_slots", threading.BoundedSemaphore(2))
+    results: list[str] = []
+
+    def call(timeout_s: float) -> None:
+        try:
+            results.append(str(outbound.post(server.url, b"{}", {}, timeout_s).status))
+        except outbound.Refused as refused:
+            results.append(refused.reason)
+
+    try:
+        threads = [threading.Thread(target=call, args=(5,)) for _ in range(6)]
+        threads.append(threading.Thread(target=call, args=(0.2,)))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert state["most"] == 2
+        assert sorted(results) == ["204"] * 6 + ["busy"]
+    finally:
+        server.stop()
+
+
+def test_a_rematch_keeps_the_http_bot_and_the_webhook(
+    api, matches, redis_client, loopback_allowed
+):
+    from tests.api.test_lifecycle import Lifecycle
+
+    life = Lifecycle(api.base, api.http)
+    bot, receiver = BotServer("good"), WebhookReceiver()
+    try:
+        created = api.create(
+            GAME,
+            {
+                "players": [{"name": "Ada"}, {"bot_url": bot.url}],
+                "webhook": {"url": receiver.url, "events": ["match_created", "match_over"]},
+            },
+        ).json()
+        bot.secret = receiver.secrets[created["id"]] = created["secret"]
+        token = created["seats"][0]["token"]
+        assert life.resign(GAME, created["id"], token).status_code == 200
+        rematch = life.rematch(GAME, created["id"], token).json()
+        receiver.secrets[rematch["id"]] = created["secret"]
+        with running(matches):
+            wait_until(lambda: any(c["match_id"] == rematch["id"] for c in bot.calls), 30)
+            wait_until(lambda: receiver.events[rematch["id"]], 30)
+        assert bot.bad == [] and receiver.bad == []
+        assert [e["type"] for e in receiver.events[created["id"]]] == [
+            "match_created",
+            "match_over",
+        ]
+        assert receiver.events[rematch["id"]][0]["type"] == "match_created"
+        seats = api.get(GAME, rematch["id"]).json()["seats"]
+        assert "http" in [s["bot"] for s in seats]
+    finally:
+        bot.stop()
+        receiver.stop()
