@@ -444,7 +444,7 @@ class Matches:
             ttl = self.settings.waiting_ttl
         version = expected + 1
         if status == "active":
-            events = events + webhooks.turn_notices(match, game.to_act(match["state"]))
+            events = events + webhooks.turn_notices(match, game.to_act(match["state"]), events)
         stamped = [{"version": version, **event} for event in events]
         try:
             written = self.store.commit(

@@ -160,14 +160,19 @@ def wants(hook: dict[str, Any], kind: str) -> bool:
     return ALL in hook["events"] or kind in hook["events"]
 
 
-def turn_notices(match: dict[str, Any], to_act: list[int]) -> list[dict[str, Any]]:
+def turn_notices(
+    match: dict[str, Any], to_act: list[int], events: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """A ``your_turn`` log entry for each person's seat that has just come to
-    act, if the webhook wants them; shown to nobody (``to: []``) but the
+    act (it was not to act before this write's ``events``, or it acted in
+    them), if the webhook wants them; shown to nobody (``to: []``) but the
     webhook, which sends only the seat number."""
     hook = match.get("webhook")
     if hook is None or not wants(hook, YOUR_TURN):
         return []
-    fresh = [s for s in to_act if s not in hook["notified"] and not match["seats"][s].get("bot")]
+    acted = {e["seat"] for e in events if e["type"] == "action"}
+    before = set(hook["notified"]) - acted
+    fresh = [s for s in to_act if s not in before and not match["seats"][s].get("bot")]
     hook["notified"] = list(to_act)
     return [{"type": YOUR_TURN, "seat": seat, "to": []} for seat in fresh]
 
