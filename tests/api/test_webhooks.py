@@ -536,3 +536,41 @@ def test_a_rematch_keeps_the_http_bot_and_the_webhook(
     finally:
         bot.stop()
         receiver.stop()
+
+
+def resolving(monkeypatch, answers: dict[str, list[str]]) -> list[str]:
+    """Names resolved as ``answers`` says (what a hostile DNS server would
+    answer); returns the list of names looked up, in order."""
+    real, asked = socket.getaddrinfo, []
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host not in answers:
+            return real(host, port, *args, **kwargs)
+        asked.append(host)
+        family = {True: socket.AF_INET6, False: socket.AF_INET}
+        return [(family[":" in ip], socket.SOCK_STREAM, 6, "", (ip, port)) for ip in answers[host]]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return asked
+
+
+def test_a_name_with_one_internal_address_among_public_ones_is_refused(monkeypatch):
+    monkeypatch.delenv(outbound.ALLOW_ENV, raising=False)
+    resolving(monkeypatch, {"mixed.example": ["93.184.216.34", "10.0.0.7"]})
+    with pytest.raises(outbound.Refused) as refused:
+        outbound.post("https://mixed.example/hook", b"{}", {}, 1)
+    assert refused.value.reason == "internal_address"
+
+
+def test_the_connection_goes_to_the_address_checked(monkeypatch, loopback_allowed):
+    """A rebinding name is resolved once per call: the address checked is
+    the one connected to, never a second answer."""
+    receiver = WebhookReceiver()
+    try:
+        asked = resolving(monkeypatch, {"rebind.example": ["127.0.0.1"]})
+        url = receiver.url.replace("127.0.0.1", "rebind.example")
+        answer = outbound.post(url, b'{"match_id": "x"}', {}, 2)
+        assert answer.status == 500  # reached: the receiver knows no match x
+        assert asked == ["rebind.example"]
+    finally:
+        receiver.stop()
