@@ -50,7 +50,12 @@ from service.store import log_key
 
 log = logging.getLogger(__name__)
 
+# Two lanes in one slot: matches whose receiver answered its last delivery
+# (or has had none yet), and matches waiting to retry one that failed, each
+# served by threads of its own, so that failing receivers cost the first
+# lane one attempt per failure streak and wait in the second.
 QUEUE_KEY = "ludotheque:{hooks}:due"
+RETRY_KEY = "ludotheque:{hooks}:retry"
 ALL = "all"
 YOUR_TURN = "your_turn"
 BATCH = 100  # log entries per delivery, at most
@@ -65,6 +70,23 @@ if #due == 0 then
 end
 redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), due[1])
 return due[1]
+"""
+
+# KEYS: the first lane, the retry lane. ARGV: now, the match. Queue the
+# match in the first lane, due now, unless it is in either lane already
+# (leased, or waiting for a retry: its time and lane stand).
+ENQUEUE = """
+if redis.call('ZSCORE', KEYS[1], ARGV[2]) or redis.call('ZSCORE', KEYS[2], ARGV[2]) then
+  return 0
+end
+return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+"""
+
+# KEYS: the first lane, the retry lane. ARGV: when, the match. Move the
+# match to the retry lane, due at ``when`` (a retry, or its lease there).
+TO_RETRY = """
+redis.call('ZREM', KEYS[1], ARGV[2])
+return redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
 """
 
 DELIVERIES = Counter(
@@ -84,7 +106,8 @@ class DeliverySettings:
     give_up_s: float = 24 * 3600.0  # failing this long in a row: given up
     timeout_s: float = 5.0  # per delivery, connecting included
     lease_s: float = 60.0  # a claimed match comes due again after this long (> 2 timeouts)
-    threads: int = 8  # deliveries in flight per worker process
+    threads: int = 16  # deliveries in flight per worker process, first lane
+    retry_threads: int = 8  # and retries
 
     @classmethod
     def from_env(cls) -> DeliverySettings:
@@ -93,6 +116,9 @@ class DeliverySettings:
         return cls(
             give_up_s=float(os.environ.get("LUDOTHEQUE_WEBHOOK_GIVE_UP_S", cls.give_up_s)),
             threads=int(os.environ.get("LUDOTHEQUE_WEBHOOK_THREADS", cls.threads)),
+            retry_threads=int(
+                os.environ.get("LUDOTHEQUE_WEBHOOK_RETRY_THREADS", cls.retry_threads)
+            ),
             lease_s=float(os.environ.get("LUDOTHEQUE_WEBHOOK_LEASE_S", cls.lease_s)),
         )
 
@@ -178,9 +204,10 @@ def turn_notices(
 
 
 def enqueue(client: Any, match_id: str) -> None:
-    """Something new to deliver in ``match_id``: due now, unless it is
-    already queued (leased, or waiting for a retry: its time stands)."""
-    client.zadd(QUEUE_KEY, {match_id: time.time()}, nx=True)
+    """Something new to deliver in ``match_id``: due now in the first lane,
+    unless it is queued already (leased, or waiting for a retry: its time
+    and lane stand)."""
+    client.register_script(ENQUEUE)(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
 
 
 def chosen(hook: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -212,10 +239,12 @@ class Deliverer:
         self.settings = settings or DeliverySettings()
         self.rng = rng or random.Random()
         self._claim = self.client.register_script(CLAIM)
+        self._to_retry = self.client.register_script(TO_RETRY)
+        self._enqueue = self.client.register_script(ENQUEUE)
 
-    def run_once(self) -> bool:
-        """Deliver what one due match owes; False when none was due."""
-        claimed = self._claim(keys=[QUEUE_KEY], args=[time.time(), self.settings.lease_s])
+    def run_once(self, lane: str = QUEUE_KEY) -> bool:
+        """Deliver what one match due in ``lane`` owes; False when none was due."""
+        claimed = self._claim(keys=[lane], args=[time.time(), self.settings.lease_s])
         if not claimed:
             return False
         self.deliver(claimed.decode())
@@ -226,7 +255,7 @@ class Deliverer:
         loaded = self.store.load(match_id)
         hook = loaded.match.get("webhook") if loaded else None
         if loaded is None or hook is None or hook["given_up"]:
-            self.client.zrem(QUEUE_KEY, match_id)
+            self.unqueue(match_id)
             return
         # cursor: every entry up to it is handled (delivered, or chosen by
         # nobody); sent: the last entry of the last delivery acknowledged, so
@@ -253,9 +282,15 @@ class Deliverer:
         # Done for now: leave the queue, then look again, so that an event
         # committed meanwhile (whose enqueue found this match still queued)
         # is not left behind.
-        self.client.zrem(QUEUE_KEY, match_id)
+        self.unqueue(match_id)
         if self.client.xlen(log_key(match_id)) > cursor:
-            enqueue(self.client, match_id)
+            self._enqueue(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+
+    def unqueue(self, match_id: str) -> None:
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zrem(QUEUE_KEY, match_id)
+        pipe.zrem(RETRY_KEY, match_id)
+        pipe.execute()
 
     def post(
         self,
@@ -303,14 +338,14 @@ class Deliverer:
             return
         delay = min(self.settings.cap_s, self.settings.base_s * 2 ** (int(failures) - 1))
         retry_at = now + self.rng.uniform(delay / 2, delay)  # jitter: retries spread out
-        self.client.zadd(QUEUE_KEY, {match["id"]: retry_at}, xx=True)
+        self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[retry_at, match["id"]])
         log.info("webhook of %s failed (%s); retry in %.1f s", match["id"], reason, retry_at - now)
 
     def give_up(self, match_id: str, reason: str) -> None:
         """Mark the match's webhook given up, in the match and its log."""
         GIVEN_UP.inc()
         log.warning("webhook of %s given up on (%s)", match_id, reason)
-        self.client.zrem(QUEUE_KEY, match_id)
+        self.unqueue(match_id)
         for _ in range(self.matches.settings.max_attempts):
             loaded = self.store.load(match_id)
             if loaded is None or loaded.match["webhook"]["given_up"]:
@@ -323,13 +358,14 @@ class Deliverer:
                 return
 
     def run(self, stopping: threading.Event, idle_s: float = 0.05) -> None:
-        """Deliver until ``stopping`` is set, ``settings.threads`` at a time."""
+        """Deliver until ``stopping`` is set, ``settings.threads`` at a time
+        in the first lane and ``settings.retry_threads`` in the retry lane."""
 
-        def loop() -> None:
+        def loop(lane: str) -> None:
             outage = StoreBackoff()
             while not stopping.is_set():
                 try:
-                    busy = self.run_once()
+                    busy = self.run_once(lane)
                     outage.over()
                 except Exception as error:
                     if is_store_trouble(error):  # down or failing over: wait, longer each time
@@ -341,9 +377,10 @@ class Deliverer:
                 if not busy:
                     stopping.wait(idle_s)
 
+        lanes = [QUEUE_KEY] * self.settings.threads + [RETRY_KEY] * self.settings.retry_threads
         threads = [
-            threading.Thread(target=loop, name=f"webhooks-{i}", daemon=True)
-            for i in range(self.settings.threads)
+            threading.Thread(target=loop, args=(lane,), name=f"webhooks-{i}", daemon=True)
+            for i, lane in enumerate(lanes)
         ]
         for thread in threads:
             thread.start()

@@ -210,21 +210,23 @@ def test_a_receiver_that_keeps_failing_is_given_up_without_slowing_others(
     api, matches, redis_client, loopback_allowed
 ):
     failing, healthy = WebhookReceiver(status=500), WebhookReceiver()
-    settings = DeliverySettings(base_s=0.05, cap_s=0.2, give_up_s=2, timeout_s=2, threads=2)
+    settings = DeliverySettings(base_s=0.05, cap_s=0.2, give_up_s=8, timeout_s=2, threads=2)
     given_up_before = webhooks.GIVEN_UP._value.get()
     try:
         doomed = bot_match(api, failing, bots=2)
         with running(matches, settings):
-            ids = [bot_match(api, healthy) for _ in range(3)]
+            ids = [bot_match(api, healthy, bots=2) for _ in range(3)]
             wait_until(lambda: delivered_everything(api, redis_client, healthy, ids), 60)
             # the healthy ones were all delivered while the failing one was still tried
             assert not api.get(GAME, doomed).json()["webhook"]["given_up"]
             wait_until(lambda: api.get(GAME, doomed).json()["webhook"]["given_up"], 30)
         assert_complete_and_in_order(redis_client, healthy, ids)
         assert failing.events[doomed] == []
+        assert failing.attempts >= 3, "retried before being given up"
         assert "webhook_given_up" in [e["type"] for e in log_of(redis_client, doomed)]
         assert webhooks.GIVEN_UP._value.get() == given_up_before + 1
         assert redis_client.zscore(webhooks.QUEUE_KEY, doomed) is None
+        assert redis_client.zscore(webhooks.RETRY_KEY, doomed) is None
         metrics = api.http.get(f"{api.base}/metrics").text
         assert "ludotheque_webhooks_given_up_total" in metrics
     finally:
