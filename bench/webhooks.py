@@ -50,7 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--players", type=int, default=4, help="healthy matches")
     parser.add_argument("--hanging", type=int, default=20, help="matches whose receiver hangs")
-    parser.add_argument("--threads", type=int, default=8, help="delivery threads")
+    parser.add_argument("--threads", type=int, default=16, help="first-lane delivery threads")
     parser.add_argument("--seconds", type=float, default=40)
     args = parser.parse_args()
     os.environ["LUDOTHEQUE_OUTBOUND_ALLOW"] = "http,127.0.0.0/8"

@@ -10,24 +10,27 @@ only). It is signed the Standard Webhooks way (``webhook-id``,
 ``webhook-timestamp``, ``webhook-signature``: HMAC-SHA256 over
 ``id.timestamp.body``).
 
-Where the work is: Redis. The global queue ``ludotheque:{hooks}:due`` (a
+Where the work is: Redis. The first lane ``ludotheque:{hooks}:due`` (a
 sorted set in a slot of its own, scored by when a match's next delivery is
 due) names the matches with something to deliver; each match's cursor (the
 last index its receiver acknowledged) and failure count live in
 ``m:{id}:hook``, in the match's own slot. A worker leases a match from the
 queue (its score moves past the lease, so that a dead worker's match comes
 due again), delivers from the cursor, moves the cursor only after a 2xx, and
-so delivers every event at least once and in order; one match at a time
+so delivers every event at least once and in order; one delivery at a time
 per match, any number of workers. A receiver that fails is retried with
-exponential backoff and full jitter, out of the queue's way meanwhile, so
-it slows nobody else's deliveries; failing for ``give_up_s`` in a row it is
-given up on: the match says so (``webhook.given_up``, a
-``webhook_given_up`` event) and so do the metrics.
+exponential backoff and jitter in a second lane (``ludotheque:{hooks}:retry``)
+served by threads of its own, and its other matches join it there while it
+is marked as failing (``down_key``), so that it slows nobody else's
+deliveries; failing for ``give_up_s`` in a row it is given up on: the match
+says so (``webhook.given_up``, a ``webhook_given_up`` event) and so do the
+metrics.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
 import os
 import random
@@ -37,6 +40,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 from prometheus_client import Counter
@@ -108,6 +112,7 @@ class DeliverySettings:
     lease_s: float = 60.0  # a claimed match comes due again after this long (> 2 timeouts)
     threads: int = 16  # deliveries in flight per worker process, first lane
     retry_threads: int = 8  # and retries
+    down_s: float = 30  # a receiver that failed: its other matches wait with the retries
 
     @classmethod
     def from_env(cls) -> DeliverySettings:
@@ -125,6 +130,13 @@ class DeliverySettings:
 
 def hook_key(match_id: str) -> str:
     return f"m:{{{match_id}}}:hook"
+
+
+def down_key(url: str) -> str:
+    """Where a receiver (scheme, host and port) is marked as failing lately."""
+    parts = urlsplit(url)
+    receiver = f"{parts.scheme}://{(parts.hostname or '').lower()}:{parts.port or ''}"
+    return "ludotheque:{hooks}:down:" + hashlib.sha256(receiver.encode()).hexdigest()[:32]
 
 
 def new_secret() -> str:
@@ -247,15 +259,20 @@ class Deliverer:
         claimed = self._claim(keys=[lane], args=[time.time(), self.settings.lease_s])
         if not claimed:
             return False
-        self.deliver(claimed.decode())
+        self.deliver(claimed.decode(), lane)
         return True
 
-    def deliver(self, match_id: str) -> None:
+    def deliver(self, match_id: str, lane: str = QUEUE_KEY) -> None:
         leased_until = time.monotonic() + self.settings.lease_s / 2
         loaded = self.store.load(match_id)
         hook = loaded.match.get("webhook") if loaded else None
         if loaded is None or hook is None or hook["given_up"]:
             self.unqueue(match_id)
+            return
+        down = down_key(hook["url"])
+        if lane == QUEUE_KEY and self.client.exists(down):
+            # its receiver failed lately: wait with the retries, not here
+            self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
             return
         # cursor: every entry up to it is handled (delivered, or chosen by
         # nobody); sent: the last entry of the last delivery acknowledged, so
@@ -273,6 +290,8 @@ class Deliverer:
                 return
             if carried:
                 sent = cursor
+                if lane == RETRY_KEY:
+                    self.client.delete(down)  # the receiver is back
             pipe = self.client.pipeline(transaction=False)
             done = {"cursor": cursor, "sent": sent, "failures": 0}
             pipe.hset(hook_key(match_id), mapping=done)
@@ -332,7 +351,8 @@ class Deliverer:
         pipe.hsetnx(key, "since", now)
         pipe.hget(key, "since")
         pipe.expire(key, self.matches.settings.idle_ttl)
-        failures, _, since, _ = pipe.execute()
+        pipe.set(down_key(match["webhook"]["url"]), reason, ex=int(self.settings.down_s))
+        failures, _, since, _, _ = pipe.execute()
         if now - float(since) >= self.settings.give_up_s:
             self.give_up(match["id"], reason)
             return
