@@ -252,6 +252,27 @@ class EventsSchema(Schema):
     )
 
 
+class ActionQuerySchema(Schema):
+    legal_actions = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "true: the answer also carries the caller's legal actions "
+            "(`legal_actions`), so that a turn costs one read and one write"
+        },
+    )
+
+
+class MatchQuerySchema(ActionQuerySchema):
+    wait = fields.Float(
+        load_default=0,
+        validate=validate.Range(min=0, max=30),
+        metadata={
+            "description": "with a seat's token: answer as soon as the seat is to act or "
+            "the match is over, waiting at most this many seconds (at most 30)"
+        },
+    )
+
+
 class EventsQuerySchema(Schema):
     after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_INDEX))
     limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=1000))
@@ -370,26 +391,26 @@ class EndedEarlyOutcomeSchema(RevealedSchema):
     )
 
 
-class SeatLeftEventSchema(EventSchema):
+class SeatLeftEventSchema(Schema):
     """A seat's holder gave it back before the start: it is open again."""
 
     seat = fields.Integer(required=True)
 
 
-class ResignedEventSchema(EventSchema):
+class ResignedEventSchema(Schema):
     """A seat resigned; ``bot`` plays it from now on when the match goes on."""
 
     seat = fields.Integer(required=True)
     bot = fields.String(metadata={"description": "absent when the resignation ended the match"})
 
 
-class AbortedEventSchema(EventSchema):
+class AbortedEventSchema(Schema):
     """A seat called the match off before anyone but bots acted."""
 
     seat = fields.Integer(required=True)
 
 
-class RematchOfferedEventSchema(EventSchema):
+class RematchOfferedEventSchema(Schema):
     """A seat asked for a rematch: ``match`` is the new match's id."""
 
     seat = fields.Integer(required=True)
