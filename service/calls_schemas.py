@@ -101,3 +101,35 @@ SECRET = fields.String(
         "of a match with a webhook or a bot_url seat: keep it, it is shown once"
     }
 )
+
+
+class BotTimeoutEventSchema(Schema):
+    """An HTTP bot gave no answer in time (late, unreachable, refused, closed,
+    a non-2xx): the server plays a random legal move for its seat."""
+
+    seat = fields.Integer(required=True)
+    reason = fields.String(
+        required=True, metadata={"description": "timeout, connection, internal_address, ..."}
+    )
+
+
+class BotIllegalActionEventSchema(Schema):
+    """An HTTP bot answered something that is not one of its legal actions:
+    the server plays a random legal move for its seat."""
+
+    seat = fields.Integer(required=True)
+    reason = fields.String(required=True, metadata={"description": "illegal, not_json_action"})
+
+
+class WebhookGivenUpEventSchema(Schema):
+    """The match's webhook failed too long: it is no longer called."""
+
+    reason = fields.String(required=True, metadata={"description": "how its last delivery failed"})
+
+
+# The events of calls out, in the log of any game's match (docs/webhooks.md).
+CALL_EVENTS: dict[str, type[Schema]] = {
+    "bot_timeout": BotTimeoutEventSchema,
+    "bot_illegal_action": BotIllegalActionEventSchema,
+    "webhook_given_up": WebhookGivenUpEventSchema,
+}

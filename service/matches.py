@@ -469,7 +469,7 @@ class Matches:
             raise
         if written.version is not None and owes_turns(match):
             self._schedule(game, match, written.version, status == "finished", requeue)
-        if written.version is not None and match.get("webhook"):
+        if written.version is not None and webhooks.calling(match):
             webhooks.enqueue(self.store.client, match["id"])
         if written.version is not None and match.get("listed"):
             lobby.sync(self.store, game, match, events)

@@ -215,6 +215,11 @@ def turn_notices(
     return [{"type": YOUR_TURN, "seat": seat, "to": []} for seat in fresh]
 
 
+def calling(match: dict[str, Any]) -> bool:
+    """Whether ``match`` has a webhook still called."""
+    return "webhook" in match and not match["webhook"]["given_up"]
+
+
 def enqueue(client: Any, match_id: str) -> None:
     """Something new to deliver in ``match_id``: due now in the first lane,
     unless it is queued already (leased, or waiting for a retry: its time

@@ -26,6 +26,7 @@ from tests.api.client import ApiClient
 from tests.api.receivers import BotServer, WebhookReceiver
 from tests.api.test_api import assert_problem
 from tests.api.test_bots import wait_until
+from tests.contract.conformance import component, errors
 
 GAME = "dekal"
 LOOPBACK = "http,127.0.0.0/8,::1"
@@ -68,6 +69,14 @@ def running(matches, settings: DeliverySettings = FAST, bots: int = 2) -> Iterat
 def log_of(redis_client, match_id: str) -> list[dict]:
     entries = redis_client.xrange(log_key(match_id), "-", "+")
     return [{"index": int(i.split(b"-")[1]), **orjson.loads(f[b"e"])} for i, f in entries]
+
+
+def assert_in_contract(log: list[dict]) -> None:
+    """Every event of ``log``, as each viewer sees it, is one the contract names."""
+    union = component(f"{GAME.capitalize()}Event")
+    for seat in (None, 0, 1):
+        for event in redact_events(log, seat):
+            assert errors(union, event) == [], event
 
 
 def spectators_log(entries: list[dict]) -> list[dict]:
@@ -224,6 +233,7 @@ def test_a_receiver_that_keeps_failing_is_given_up_without_slowing_others(
         assert failing.events[doomed] == []
         assert failing.attempts >= 3, "retried before being given up"
         assert "webhook_given_up" in [e["type"] for e in log_of(redis_client, doomed)]
+        assert_in_contract(log_of(redis_client, doomed))
         assert webhooks.GIVEN_UP._value.get() >= given_up_before + 1
         assert redis_client.zscore(webhooks.QUEUE_KEY, doomed) is None
         assert redis_client.zscore(webhooks.RETRY_KEY, doomed) is None
@@ -377,6 +387,7 @@ def test_a_bot_that_misbehaves_gets_the_random_move_and_a_logged_reason(
         assert notes and all(
             (n["type"], n["seat"], n["reason"]) == (event, 0, reason) for n in notes
         )
+        assert_in_contract(log)
         # each note is followed by the random move played for the seat
         after = [log[log.index(n) + 1] for n in notes]
         assert all(e["type"] == "action" and e["seat"] == 0 for e in after)
