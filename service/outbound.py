@@ -141,7 +141,7 @@ def slots() -> threading.BoundedSemaphore:
     global _slots
     with _slots_lock:
         if _slots is None:
-            _slots = threading.BoundedSemaphore(int(os.environ.get(CONCURRENCY_ENV, "16")))
+            _slots = threading.BoundedSemaphore(int(os.environ.get(CONCURRENCY_ENV, "32")))
         return _slots
 
 

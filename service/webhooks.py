@@ -346,6 +346,13 @@ class Deliverer:
         DELIVERIES.labels(result).inc()
         if result == "delivered":
             return True
+        if result == "busy":  # this process's own cap, not the receiver's fault: soon again
+            soon = {match["id"]: time.time() + 0.2}
+            pipe = self.client.pipeline(transaction=False)
+            pipe.zadd(QUEUE_KEY, soon, xx=True)
+            pipe.zadd(RETRY_KEY, soon, xx=True)
+            pipe.execute()
+            return False
         self.failed(match, result)
         return False
 
