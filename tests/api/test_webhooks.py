@@ -587,3 +587,27 @@ def test_the_connection_goes_to_the_address_checked(monkeypatch, loopback_allowe
         assert asked == ["rebind.example"]
     finally:
         receiver.stop()
+
+
+def test_a_delivery_without_a_free_slot_is_not_held_against_its_receiver(
+    api, matches, redis_client, loopback_allowed, monkeypatch
+):
+    """With every outbound slot of the process taken, deliveries wait: the
+    receiver is neither retried with backoff nor given up on, and gets
+    everything once slots free up."""
+    receiver = WebhookReceiver()
+    settings = DeliverySettings(base_s=0.05, cap_s=0.1, give_up_s=0.5, timeout_s=0.1, threads=2)
+    try:
+        match_id = bot_match(api, receiver, bots=2)
+        monkeypatch.setattr(outbound, "_slots", threading.BoundedSemaphore(1))
+        outbound._slots.acquire()  # all taken
+        with running(matches, settings):
+            time.sleep(1.5)
+            assert receiver.attempts == 0
+            assert not api.get(GAME, match_id).json()["webhook"]["given_up"]
+            assert redis_client.zscore(webhooks.RETRY_KEY, match_id) is None
+            outbound._slots.release()
+            wait_until(lambda: delivered_everything(api, redis_client, receiver, [match_id]), 60)
+        assert_complete_and_in_order(redis_client, receiver, [match_id])
+    finally:
+        receiver.stop()
