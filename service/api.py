@@ -393,6 +393,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                 body.get("seed"),
                 body["listed"],
                 creator=request.remote_addr,
+                calls={k: body.get(k) for k in ("webhook", "bot_deadline_s")},
             )
             location = f"/v1/games/{name}/matches/{answer['id']}"
             return json_response(

@@ -16,6 +16,7 @@ from apispec import APISpec
 from marshmallow import Schema, fields
 
 from engines.core import VALUE_TYPE, Game
+from service.calls_schemas import CALL_EVENTS
 from service.schemas import (
     LIFECYCLE_EVENTS,
     MAX_INDEX,
@@ -172,7 +173,7 @@ SERVICE_EVENTS: dict[str, type[Schema]] = {
     "timeout": TimeoutEventSchema,
     **{
         kind: type(schema.__name__, (EventEnvelopeSchema, schema), {"type": _event(kind)})
-        for kind, schema in LIFECYCLE_EVENTS.items()
+        for kind, schema in (LIFECYCLE_EVENTS | CALL_EVENTS).items()
     },
 }
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engines.core import Event, Game, IllegalAction
-from service import auth
+from service import auth, webhooks
 from service.endings import RESIGNED_BOT, ended_early
 from service.errors import Problem
 from service.fairness import new_randomness, revealed, shown
@@ -195,7 +195,10 @@ def rematch_match(game: Game, old: dict[str, Any]) -> dict[str, Any]:
     for new_seat in range(n_seats):
         held = old["seats"][(new_seat + 1) % n_seats]
         if held["token"] is None:  # a bot's seat from the start
-            seats.append({"name": held["name"], "token": None, "bot": held.get("bot")})
+            seats.append(
+                {"name": held["name"], "token": None, "bot": held.get("bot")}
+                | ({"bot_url": held["bot_url"]} if "bot_url" in held else {})
+            )
         else:
             seats.append({"name": held["name"], "token": None, "bot": None, "awaits": True})
     return {
@@ -209,4 +212,5 @@ def rematch_match(game: Game, old: dict[str, Any]) -> dict[str, Any]:
         "listed": False,
         "created_at": time.time(),
         "rematch_of": old["id"],
+        **webhooks.carried(old),
     }

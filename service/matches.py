@@ -22,7 +22,7 @@ from engines import GAMES
 from engines.ai import choose_action
 from engines.ai.policies import supported
 from engines.core import Game, IllegalAction
-from service import auth, endings, fairness, lobby
+from service import auth, endings, fairness, httpbots, lobby, webhooks
 from service.errors import Problem, from_illegal_action
 from service.hub import Hub
 from service.limits import Counter, pending_counters
@@ -82,6 +82,7 @@ def present(
         **fairness.shown(match),
         "listed": bool(match.get("listed")),
         "rematch": match.get("rematch"),
+        "webhook": webhooks.shown(match),
     }
 
 
@@ -197,11 +198,13 @@ class Matches:
         seed: int | None,
         listed: bool = False,
         creator: str | None = None,
+        calls: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """A new match; ``options`` were loaded by the match options schema
         (the game's options plus ``turn_timeout_s``); a ``listed`` one shows
         in the lobby while it has open seats; ``creator``: the address that
-        asked (never shown), which the quotas count against."""
+        asked (never shown), which the quotas count against; ``calls``: the
+        creation body's ``webhook`` and ``bot_deadline_s`` (service/webhooks.py)."""
         if not game.min_players <= len(players) <= game.max_players:
             raise Problem(
                 422,
@@ -210,6 +213,7 @@ class Matches:
             )
         for player in players:
             check_bot(game, player.get("bot"))
+        players = [httpbots.as_seat(p) for p in players]
         if seed is not None and any("name" not in p and not p.get("bot") for p in players):
             raise Problem(
                 422,
@@ -234,6 +238,7 @@ class Matches:
                     "token": auth.token_hash(t) if t else None,
                     "bot": p.get("bot"),
                 }
+                | ({"bot_url": p["bot_url"]} if "bot_url" in p else {})
                 for p, t in zip(players, tokens, strict=True)
             ],
             "deadlines": [None] * len(players),
@@ -243,6 +248,7 @@ class Matches:
             "created_at": time.time(),
         }
         self.scheduler.reserve(match, [i for i, p in enumerate(players) if p.get("bot")])
+        secret = webhooks.configure(match, players, calls or {})
         events = [{"type": "match_created", "seats": public_seats(match), **fairness.shown(match)}]
         waiting = status_of(game, match) == "waiting"
         if not waiting:
@@ -256,7 +262,7 @@ class Matches:
         for seat, token in zip(answer["seats"], tokens, strict=True):
             if token is not None:
                 seat["token"] = token
-        return answer
+        return answer | ({"secret": secret} if secret else {})
 
     def join(
         self, game: Game, match_id: str, seat: int, name: str | None, bot: str | None = None
@@ -401,13 +407,19 @@ class Matches:
             self.scheduler.schedule(match, loaded.version, due_at(game, match), finished)
             return False
         seat, policy, timed_out = due
-        policy, budget_s = self.scheduler.bot_move(match, policy, budget_s)
-        started = time.perf_counter()
-        with BOT_MOVE.labels(game.name, policy).time():
-            action = choose_action(game, match["state"], seat, policy, rng, budget_s)
-        if not timed_out:
-            self.scheduler.charge(match, time.perf_counter() - started)
         events = [{"type": "timeout", "seat": seat}] if timed_out else []
+        if policy == httpbots.HTTP_BOT:
+            # someone else's player: bounded by its deadline, not the match's thinking budget
+            with BOT_MOVE.labels(game.name, policy).time():
+                action, why = httpbots.decide(game, match, loaded.version, seat, rng, budget_s)
+            events += why
+        else:
+            policy, budget_s = self.scheduler.bot_move(match, policy, budget_s)
+            started = time.perf_counter()
+            with BOT_MOVE.labels(game.name, policy).time():
+                action = choose_action(game, match["state"], seat, policy, rng, budget_s)
+            if not timed_out:
+                self.scheduler.charge(match, time.perf_counter() - started)
         events += apply_logged(game, match, seat, action)
         if self._commit(game, match, loaded.version, events, requeue=True).version is None:
             CAS_RETRIES.labels(game.name).inc()
@@ -432,6 +444,8 @@ class Matches:
         if status == "waiting":
             ttl = self.settings.waiting_ttl
         version = expected + 1
+        if status == "active":
+            events = events + webhooks.turn_notices(match, game.to_act(match["state"]), events)
         stamped = [{"version": version, **event} for event in events]
         try:
             written = self.store.commit(
@@ -443,6 +457,8 @@ class Matches:
             raise
         if written.version is not None and owes_turns(match):
             self._schedule(game, match, written.version, status == "finished", requeue)
+        if written.version is not None and webhooks.calling(match):
+            webhooks.enqueue(self.store.client, match["id"])
         if written.version is not None and match.get("listed"):
             lobby.sync(self.store, game, match, events)
         return written

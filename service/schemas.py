@@ -6,6 +6,8 @@ import unicodedata
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+from service import calls_schemas
+
 # Unicode categories a name may not hold: controls (C0 and C1), format
 # characters (bidi overrides, invisible marks; the joiner of emoji sequences
 # excepted), surrogates, private use, unassigned, line and paragraph breaks.
@@ -64,11 +66,12 @@ class PlayerSchema(Schema):
 
     name = fields.String(validate=valid_name, metadata={"example": "Ada"})
     bot = BOT
+    bot_url = calls_schemas.BOT_URL
 
     @validates_schema
     def one_of_name_or_bot(self, data: dict, **kwargs: object) -> None:
-        if "name" in data and "bot" in data:
-            raise ValidationError("a seat takes a name or a bot, not both")
+        if len(data.keys() & {"name", "bot", "bot_url"}) > 1:
+            raise ValidationError("a seat takes a name, a bot or a bot_url, one at most")
 
 
 class CreateMatchSchema(Schema):
@@ -90,6 +93,8 @@ class CreateMatchSchema(Schema):
             "description": "show the match in the lobby (GET .../matches) while it has open seats"
         },
     )
+    webhook = calls_schemas.WEBHOOK
+    bot_deadline_s = calls_schemas.BOT_DEADLINE
 
 
 class JoinSchema(Schema):
@@ -214,6 +219,8 @@ class MatchSchema(Schema):
         required=True,
         metadata={"description": "the rematch on offer, once a seat has asked for one"},
     )
+    webhook = calls_schemas.WEBHOOK_STATE
+    secret = calls_schemas.SECRET
 
 
 class JoinedSchema(Schema):

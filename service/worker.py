@@ -18,6 +18,7 @@ import signal
 import threading
 import time
 
+from service import webhooks
 from service.matches import Matches
 from service.outages import StoreBackoff, is_store_trouble
 
@@ -82,4 +83,9 @@ def run_worker(budget_s: float) -> None:
     from service.app import create_app
 
     app = create_app()
-    Worker(app.extensions["ludotheque.matches"], budget_s, stopping=stopping).run()
+    matches = app.extensions["ludotheque.matches"]
+    deliverer = webhooks.Deliverer(matches, webhooks.DeliverySettings.from_env())
+    delivering = threading.Thread(target=deliverer.run, args=(stopping,), daemon=True)
+    delivering.start()
+    Worker(matches, budget_s, stopping=stopping).run()
+    delivering.join(timeout=10)

@@ -62,6 +62,12 @@ export function describeDucale(event: DucaleEvent): string {
       return `seat ${event.seat} called the match off`;
     case "rematch_offered":
       return `seat ${event.seat} offers a rematch: ${event.match}`;
+    case "bot_timeout":
+      return `seat ${event.seat}'s bot did not answer (${event.reason})`;
+    case "bot_illegal_action":
+      return `seat ${event.seat}'s bot answered no legal action (${event.reason})`;
+    case "webhook_given_up":
+      return `webhook given up (${event.reason})`;
     case "match_over":
       // by the rules, or by resignation or abort (ended_by); the seed is revealed
       return `won by ${event.winners.join(", ")} (seed ${event.seed})`;

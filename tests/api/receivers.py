@@ -1,0 +1,156 @@
+"""Real HTTP servers on loopback that Ludothèque calls in the tests: a webhook
+receiver that verifies every signature, and HTTP bots of several tempers."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+
+class Quiet(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def read_body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length", 0)))
+
+    def answer(self, status: int, body: bytes = b"") -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class Served:
+    """A handler class served on 127.0.0.1 in a thread; ``url``, ``stop()``."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class WebhookReceiver(Served):
+    """Verifies each delivery with the reference ``standardwebhooks`` package
+    and the match's secret (unknown match: 500, so it comes again), refuses
+    a delivery that leaves a gap after the last one and two deliveries of one match at
+    once (each waits ``delay_s`` to give them a chance), fails ``failure_rate`` of them on
+    purpose (after verifying), and keeps every event it accepted, by match.
+    """
+
+    def __init__(self, failure_rate: float = 0.0, status: int = 200, delay_s: float = 0.0) -> None:
+        self.secrets: dict[str, str] = {}
+        self.events: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.last: dict[str, int] = defaultdict(int)  # last index accepted, per match
+        self.bad: list[str] = []  # what should never happen
+        self.attempts = 0
+        self.in_flight: dict[str | None, int] = defaultdict(int)
+        self.delay_s = delay_s
+        self.failure_rate = failure_rate
+        self.status = status
+        self.lock = threading.Lock()
+        self.rng = random.Random(7)
+        receiver = self
+
+        class Handler(Quiet):
+            def do_POST(self) -> None:
+                receiver.receive(self)
+
+        super().__init__(Handler)
+
+    def receive(self, request: Quiet) -> None:
+        body = request.read_body()
+        match_id = json.loads(body).get("match_id") if body.startswith(b"{") else None
+        with self.lock:
+            self.in_flight[match_id] += 1
+            if self.in_flight[match_id] > 1:
+                self.bad.append(f"two deliveries of {match_id} at once")
+        try:
+            time.sleep(self.delay_s)  # gives overlapping deliveries a chance to show
+            self.verify(request, body)
+        finally:
+            with self.lock:
+                self.in_flight[match_id] -= 1
+
+    def verify(self, request: Quiet, body: bytes) -> None:
+        with self.lock:
+            self.attempts += 1
+            try:
+                match_id = json.loads(body)["match_id"]
+            except (ValueError, KeyError):
+                self.bad.append("not a delivery")
+                request.answer(400)
+                return
+            secret = self.secrets.get(match_id)
+            if secret is None:
+                request.answer(500)  # not registered yet: try again later
+                return
+            try:
+                delivery = Webhook(secret).verify(body, dict(request.headers))
+            except WebhookVerificationError as refused:
+                self.bad.append(f"bad signature: {refused}")
+                request.answer(401)
+                return
+            if not request.headers["webhook-id"].startswith("msg_"):
+                self.bad.append("odd id")
+            if delivery["first"] > self.last[match_id] + 1:
+                self.bad.append(f"gap in {match_id}: {delivery['first']} after {self.last}")
+            if self.status != 200 or self.rng.random() < self.failure_rate:
+                request.answer(self.status if self.status != 200 else 503)
+                return
+            for event in delivery["events"]:
+                if event["index"] > self.last[match_id]:  # at least once: skip what we have
+                    self.events[match_id].append(event)
+            self.last[match_id] = max(self.last[match_id], delivery["last"])
+            request.answer(204)
+
+
+class BotServer(Served):
+    """An HTTP bot: ``temper`` is good (the first legal action), late
+    (answers after ``late_s``), illegal (an action nobody may play) or
+    closes (drops the connection unanswered). Verifies every signature."""
+
+    def __init__(self, temper: str, late_s: float = 3.0) -> None:
+        self.secret: str | None = None
+        self.calls: list[dict[str, Any]] = []
+        self.bad: list[str] = []
+        bot = self
+
+        class Handler(Quiet):
+            def do_POST(self) -> None:
+                body = self.read_body()
+                try:
+                    turn = Webhook(bot.secret or "whsec_AA==").verify(body, dict(self.headers))
+                except WebhookVerificationError as refused:
+                    bot.bad.append(str(refused))
+                    self.answer(401)
+                    return
+                bot.calls.append(turn)
+                if temper == "closes":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if temper == "late":
+                    time.sleep(late_s)
+                action = turn["legal_actions"][0]
+                if temper == "illegal":
+                    action = {"type": "no_such_move"}
+                self.answer(200, json.dumps({"action": action}).encode())
+
+        super().__init__(Handler)
