@@ -15,7 +15,12 @@ from flask import Blueprint, Response, abort, send_from_directory
 from service.docs import HEADERS
 
 ASSETS = Path(__file__).with_name("static") / "play"
-TYPES = {".html": "text/html", ".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
+TYPES = {
+    ".html": "text/html",
+    ".css": "text/css",
+    ".js": "text/javascript",
+    ".svg": "image/svg+xml",
+}
 
 play = Blueprint("play", __name__)
 
