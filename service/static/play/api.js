@@ -10,9 +10,8 @@ export class Refused extends Error {
   }
 }
 
-export async function call(method, path, { token, body, version } = {}) {
+export async function call(method, path, { token, body } = {}) {
   const headers = {};
-  if (version !== undefined) headers["If-Match"] = `"${version}"`;
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const answer = await fetch(new URL(path, base), {

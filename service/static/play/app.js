@@ -105,9 +105,9 @@ function drawOptions(schema, fieldset) {
     const types = [p.type].flat();
     let field;
     if (types.includes("boolean")) field = h("input", { type: "checkbox", name: key, checked: p.default === true });
-    else if (p.enum) field = h("select", { name: key, "data-number": typeof p.enum[0] === "number" }, h("option", { value: "" }, `default (${p.default ?? "none"})`),
+    else if (p.enum) field = h("select", { name: key, "data-number": typeof p.enum[0] === "number" && "1" }, h("option", { value: "" }, `default (${p.default ?? "none"})`),
       p.enum.filter((v) => v !== null).map((v) => h("option", { value: v }, String(v))));
-    else if (types.includes("integer")) field = h("input", { type: "number", name: key, "data-number": true, min: p.minimum, max: p.maximum,
+    else if (types.includes("integer")) field = h("input", { type: "number", name: key, "data-number": "1", min: p.minimum, max: p.maximum,
       placeholder: `default: ${p.default ?? "none"}` });
     else return null;
     return h("label", { title: p.description || "" }, `${label} `, field);
@@ -177,11 +177,14 @@ async function refresh(t) {
   }
 }
 
+// No If-Match: the server checks every action against the match as it is, and a stale
+// click (another tab, the turn clock) is refused with its reason rather than played.
 async function act(t, action) {
+  t.message = "";
+  t.legal = []; // nothing more to click until the table is read again
+  render(t);
   try {
-    t.message = "";
-    await call("POST", `${matchPath(t.game, t.id)}/actions`,
-      { token: t.held[t.seat], body: action, version: t.match.version });
+    await call("POST", `${matchPath(t.game, t.id)}/actions`, { token: t.held[t.seat], body: action });
   } catch (error) {
     t.message = problem(error);
   }

@@ -20,8 +20,9 @@ function face(card, attrs = {}, as = null) {
   const red = card !== "JOKER" && "HD".includes(split(card)[1]);
   const label = as ? `joker as ${spoken(as)}` : spoken(card);
   const body = as ? `🃏${short(as)}` : short(card);
+  const { class: extra = "", label: said = label, ...rest } = attrs;
   return attrs.onclick
-    ? h("button", { class: `card${red ? " red" : ""} ${attrs.class || ""}`, "aria-label": attrs.label || label, ...attrs }, body)
+    ? h("button", { ...rest, class: `card${red ? " red" : ""} ${extra}`, "aria-label": said }, body)
     : h("span", { class: `card${red ? " red" : ""}`, role: "img", "aria-label": label }, body);
 }
 

@@ -1,0 +1,186 @@
+"""/play in Chromium: whole matches of every game against bots, clicked like a
+person; two people in two browsers through the seat link; a phone screen."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import requests
+
+from tests.browser.conftest import screenshot
+
+MOVES = 1500  # clicks at most in one match, so that a stuck page fails instead of hanging
+
+
+def clicked(locator) -> bool:
+    """Click the first element of ``locator`` if there is one."""
+    if locator.count() == 0:
+        return False
+    try:
+        locator.first.click(timeout=3000)
+    except Exception:  # the table was redrawn under the pointer: look again
+        return False
+    return True
+
+
+def create_table(page, base: str, game: str, seats: list[str], options: dict) -> None:
+    page.goto(base + "/play")
+    page.locator("#game").select_option(game)
+    page.locator("#count").select_option(str(len(seats)))
+    for i, seat in enumerate(seats):
+        page.locator(f"[data-seat='{i}']").select_option(seat)
+    for key, value in options.items():
+        field = page.locator(f".options [name='{key}']")
+        if value is True:
+            field.check()
+        else:
+            field.fill(str(value)) if field.evaluate("f => f.tagName") == "INPUT" else (
+                field.select_option(str(value))
+            )
+    page.get_by_role("button", name="Create").click()
+    page.get_by_role("group", name="Table").or_(page.locator(".board")).first.wait_for()
+
+
+def dekal(page) -> bool:
+    return (
+        clicked(page.locator(".grid button.card.down.legal"))
+        or clicked(page.locator(".grid .arrow"))
+        or clicked(page.get_by_role("button", name=re.compile("^Centre card")))
+    )
+
+
+def pacal(page) -> bool:
+    for start in ("Take the offered", "Place on", "Set the drawn"):
+        if clicked(page.locator(f"button[aria-label^='{start}']")):
+            return True
+    offer = page.get_by_role("button", name="Offer the two picked cards")
+    if offer.count() and offer.is_enabled():
+        return clicked(offer)
+    hand = page.locator("button[aria-label^='Hand card'][aria-pressed='false']")
+    return clicked(hand) or clicked(page.locator("button[aria-label^='Pass']"))
+
+
+def gaudi(page) -> bool:
+    place = page.get_by_role("button", name="Place the tiles laid")
+    if place.count() and place.is_enabled():
+        return clicked(place)
+    return (
+        clicked(page.locator("g.spot"))
+        or clicked(page.locator("button.tile.legal"))
+        or clicked(page.locator("button[aria-label^='Return']"))
+        or clicked(page.get_by_role("button", name="Pass", exact=True))
+    )
+
+
+def ducale(page) -> bool:
+    if clicked(page.locator("button[aria-label^='Draw from the stock']")):
+        return True
+    choices = page.locator(".choices button")
+    if choices.count():  # lay off when we can, else discard the picked card
+        layoff = choices.filter(has_text=re.compile("^(Lay off|Meld)"))
+        return clicked(layoff) or clicked(choices.filter(has_text="Discard"))
+    return clicked(page.locator("button[aria-label*='of your hand']"))
+
+
+GAMES = {
+    "dekal": (dekal, ["you", "greedy"], {}),
+    "pacal": (pacal, ["you", "greedy"], {"manches_to_win": 1}),
+    "gaudi": (gaudi, ["you", "greedy", "random"], {"short_game": True}),
+    "ducale": (ducale, ["you", "greedy"], {"target_score": 1}),
+}
+
+
+def play_out(page, move) -> None:
+    """Click legal moves until the outcome shows."""
+    for _ in range(MOVES):
+        if page.locator(".outcome").count():
+            return
+        if not move(page):
+            page.wait_for_timeout(150)
+    pytest.fail("the match did not end")
+
+
+def check_the_end(page) -> None:
+    outcome = page.get_by_role("region", name="Outcome")
+    outcome.get_by_role("heading").wait_for()
+    assert re.search(r"Over: .+ wins?", outcome.get_by_role("heading").inner_text())
+    outcome.get_by_text("Deal verified").wait_for()
+    assert not page.locator(".message").inner_text(), page.locator(".message").inner_text()
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_a_whole_match_against_bots_by_clicking(new_page, server, game):
+    move, seats, options = GAMES[game]
+    page = new_page()
+    create_table(page, server.base, game, seats, options)
+    for _ in range(6):  # a few moves in, for the picture
+        move(page)
+        page.wait_for_timeout(300)
+    screenshot(page, game, readme=True)
+    play_out(page, move)
+    check_the_end(page)
+    log = page.get_by_role("region", name="Event log")
+    assert "match over" in log.inner_text()
+    screenshot(page, f"{game}-over")
+
+
+def test_two_people_in_two_browsers_through_the_seat_link(new_page, server):
+    ada = new_page()
+    create_table(ada, server.base, "dekal", ["you", "open"], {})
+    link = ada.locator("a.seat-link").get_attribute("href")
+    assert "#join/dekal/" in link and "token" not in link
+    bob = new_page()  # another browser: its own storage
+    bob.goto(link)
+    bob.get_by_label("Your name").fill("Bob")
+    bob.get_by_role("button", name="Take the seat").click()
+    bob.locator(".grid").first.wait_for()
+    ada.get_by_text("Bob", exact=False).first.wait_for()  # Ada's page sees Bob sit down
+    for _ in range(MOVES):
+        if ada.locator(".outcome").count() and bob.locator(".outcome").count():
+            break
+        if not (dekal(ada) or dekal(bob)):
+            ada.wait_for_timeout(150)
+    check_the_end(ada)
+    check_the_end(bob)
+    screenshot(ada, "two-browsers-ada")
+    ada.get_by_role("button", name="Rematch").click()
+    bob.get_by_role("button", name="Accept the rematch").click()
+    for page in (ada, bob):  # both sit at the new table, which has started
+        page.get_by_text(re.compile(r"table \w+ · active")).wait_for()
+    assert ada.url != link and ada.url.split("/")[-1] == bob.url.split("/")[-1]
+
+
+def test_a_refused_move_shows_the_servers_reason(new_page, server):
+    page = new_page()
+    # Hold the page's live updates, then play from elsewhere with the same seat.
+    page.route("**/events?*", lambda route: None)
+    create_table(page, server.base, "dekal", ["you", "greedy"], {})
+    page.locator(".grid button.card.down.legal").first.wait_for()
+    match_id = page.url.rsplit("/", 1)[1]
+    token = page.evaluate(f"JSON.parse(localStorage.getItem('ludotheque:{match_id}'))[0]")
+    answer = requests.post(
+        f"{server.base}/v1/games/dekal/matches/{match_id}/actions",
+        json={"type": "reveal", "row": 3, "col": 3},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
+    assert answer.status_code == 200
+    new_page.expected.extend(["status of 409", "status of 422"])  # the refusal below
+    page.get_by_role("button", name="Reveal the face-down card at row 1, column 1").click()
+    alert = page.locator(".message")
+    alert.filter(has_text="Refused").wait_for()
+    assert re.search(r"Refused \((not_your_turn|illegal_action)\): .+", alert.inner_text())
+
+
+def test_a_phone_screen_shows_the_whole_table_without_sideways_scrolling(new_page, server):
+    page = new_page(width=360, height=740)
+    create_table(page, server.base, "pacal", ["you"], {"mode": "solitaire"})
+    pacal(page)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 360, width
+    page.get_by_role("group", name=re.compile("pyramid")).first.wait_for()
+    screenshot(page, "phone-pacal")
+    play_out(page, pacal)
+    check_the_end(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
