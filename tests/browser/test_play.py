@@ -8,7 +8,16 @@ import re
 import pytest
 import requests
 
-from tests.browser.conftest import screenshot
+from engines.ducale import rules as ducale_rules
+
+# The fixtures server, chromium and new_page live in playkit, not in a conftest:
+# the live-update tests of tests/browser have a conftest of their own.
+from tests.browser.playkit import (  # noqa: F401
+    chromium_fixture,
+    new_page_fixture,
+    screenshot,
+    server_fixture,
+)
 
 MOVES = 1500  # clicks at most in one match, so that a stuck page fails instead of hanging
 
@@ -117,7 +126,7 @@ def test_a_whole_match_against_bots_by_clicking(new_page, server, game):
     for _ in range(6):  # a few moves in, for the picture
         move(page)
         page.wait_for_timeout(300)
-    screenshot(page, game, readme=True)
+    screenshot(page, game, readme=game != "ducale")  # Ducale's picture shows a joker meld
     play_out(page, move)
     check_the_end(page)
     log = page.get_by_role("region", name="Event log")
@@ -184,3 +193,59 @@ def test_a_phone_screen_shows_the_whole_table_without_sideways_scrolling(new_pag
     play_out(page, pacal)
     check_the_end(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
+
+
+def joker_seed() -> int:
+    """A deal where Ducale's seat 0 starts and, once it has drawn, can meld a run with a joker."""
+    for seed in range(500):
+        state = ducale_rules.setup({}, 2, seed)
+        if ducale_rules.to_act(state) == [0]:
+            ducale_rules.apply(state, 0, {"type": "draw"})
+            for action in ducale_rules.legal_actions(state, 0):
+                if action["type"] == "meld" and "JOKER" in action["melds"][0]["cards"]:
+                    return seed
+    raise AssertionError("no such deal in 500 seeds")
+
+
+def test_a_ducale_meld_with_a_joker_is_built_by_picking_cards(new_page, server):
+    created = requests.post(
+        f"{server.base}/v1/games/ducale/matches",
+        json={"players": [{"name": "Ada"}, {"bot": "greedy"}], "seed": joker_seed()},
+        timeout=10,
+    ).json()
+    match_id, token = created["id"], created["seats"][0]["token"]
+    page = new_page()
+    page.goto(server.base + "/play")
+    page.evaluate(
+        f"localStorage.setItem('ludotheque:{match_id}', JSON.stringify({{0: '{token}'}}));"
+        f"location.hash = 'match/ducale/{match_id}'"
+    )
+    page.get_by_role("button", name=re.compile("^Draw from the stock")).click()
+    page.get_by_role("button", name=re.compile("^Sort by")).wait_for()
+    legal = requests.get(
+        f"{server.base}/v1/games/ducale/matches/{match_id}/legal-actions",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    ).json()["actions"]
+    meld = next(
+        a["melds"][0] for a in legal if a["type"] == "meld" and "JOKER" in a["melds"][0]["cards"]
+    )
+    for card in meld["cards"]:  # pick the meld's cards in the hand, as a person would
+        spoken = page.evaluate(f"import('./play/games/ducale.js').then(m => m.spoken('{card}'))")
+        page.locator(f"button[aria-label^='{spoken},'][aria-pressed='false']").first.click()
+    as_shown = page.evaluate(
+        f"import('./play/games/ducale.js').then(m => m.spoken('{meld['joker_as']}'))"
+    )
+    choice = page.locator(".choices button", has_text="joker as")
+    choice.filter(has_text=re.compile(r"^Meld")).first.wait_for()
+    wanted = [b for b in choice.all() if b.inner_text().startswith("Meld")]
+    assert wanted, "the picked cards offer no meld"
+    target = next(b for b in wanted if b.inner_text().endswith(f"as {short(meld['joker_as'])})"))
+    target.click()
+    page.get_by_role("img", name=f"joker as {as_shown}").wait_for()
+    page.get_by_role("group", name=re.compile(r"^Meld 1, a (run|set) of Ada")).wait_for()
+    screenshot(page, "ducale", readme=True)
+
+
+def short(card: str) -> str:
+    return card[:-1] + {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}[card[-1]]

@@ -237,7 +237,7 @@ function render(t) {
     h("div", { class: "layout" },
       h("section", { class: "board", "aria-label": "Table" }, board),
       h("section", { class: "log", "aria-label": "Event log" }, h("h3", {}, "Events"),
-        h("ol", { "aria-live": "polite" }, t.log.slice(-60).map((e) => h("li", {}, describe(match, e)))))),
+        h("ol", { "aria-live": "polite" }, t.log.filter((e) => e.type !== "action").slice(-60).map((e) => h("li", {}, describe(match, e)))))),
     outcome(t),
     h("p", { class: "controls" },
       match.status === "active" && held.length ? h("button", { onclick: () => lifecycle(t, "resign") }, "Resign") : null,
@@ -252,6 +252,7 @@ function render(t) {
       match.seeded ? " (practice deal: its creator chose the shuffle)" : ""),
   );
   tickClocks();
+  main.querySelector(".log ol").scrollTop = 1e6; // the latest events in sight
   const again = focused && [...main.querySelectorAll("[aria-label]")].find((n) => n.getAttribute("aria-label") === focused);
   again?.focus();
 }

@@ -1,4 +1,4 @@
-// h("button", {class: "card", onclick}, "7") builds an element; no innerHTML anywhere.
+// h("button", {class: "card", onclick}, "7") builds an element: text is never parsed as HTML.
 export function h(tag, attrs = {}, ...children) {
   const svg = ["svg", "g", "polygon", "text", "circle"].includes(tag);
   const node = svg

@@ -12,14 +12,14 @@ let byRank = false;
 let handKey = "";
 
 const split = (card) => [card.slice(0, -1), card.slice(-1)];
-const short = (card) => card === "JOKER" ? "🃏" : `${split(card)[0]}${SUITS[split(card)[1]][0]}`;
+const short = (card) => card === "JOKER" ? "★" : `${split(card)[0]}${SUITS[split(card)[1]][0]}`;
 export const spoken = (card) => card === "JOKER" ? "joker"
   : `${RANK_NAMES[split(card)[0]] || split(card)[0]} of ${SUITS[split(card)[1]][1]}`;
 
 function face(card, attrs = {}, as = null) {
   const red = card !== "JOKER" && "HD".includes(split(card)[1]);
   const label = as ? `joker as ${spoken(as)}` : spoken(card);
-  const body = as ? `🃏${short(as)}` : short(card);
+  const body = as ? [h("span", { class: "joker" }, "★"), short(as)] : short(card);
   const { class: extra = "", label: said = label, ...rest } = attrs;
   return attrs.onclick
     ? h("button", { ...rest, class: `card${red ? " red" : ""} ${extra}`, "aria-label": said }, body)

@@ -1,4 +1,4 @@
-"""A real browser on /play: Debian's Chromium driven by Playwright for Python.
+"""Fixtures for /play in a real browser: Debian's Chromium driven by Playwright for Python.
 
 The server is the app on a loopback port with a bot worker beside it. Each
 "browser" is a Playwright context (its own localStorage, so its own seats).
@@ -35,8 +35,8 @@ ARTIFACTS = Path(__file__).with_name("artifacts")
 IMAGES = Path(__file__).parents[2] / "docs" / "images"
 
 
-@pytest.fixture(scope="module")
-def server(redis_url: str) -> Iterator[LiveServer]:
+@pytest.fixture(scope="module", name="server")
+def server_fixture(redis_url: str) -> Iterator[LiveServer]:
     live = LiveServer({"REDIS_URL": redis_url})
     worker = Worker(live.app.extensions["ludotheque.matches"], budget_s=0.05, idle_s=0.01)
     thread = threading.Thread(target=worker.run, daemon=True)
@@ -47,8 +47,8 @@ def server(redis_url: str) -> Iterator[LiveServer]:
     live.stop()
 
 
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[object]:
+@pytest.fixture(scope="session", name="chromium")
+def chromium_fixture() -> Iterator[object]:
     if not CHROMIUM.exists():
         if os.environ.get("LUDOTHEQUE_REQUIRE_BROWSER") == "1":
             pytest.fail("LUDOTHEQUE_REQUIRE_BROWSER=1 but /usr/bin/chromium is missing")
@@ -87,8 +87,8 @@ class Guard:
         page.route("**/*", only_here)
 
 
-@pytest.fixture
-def new_page(chromium, server) -> Iterator[Callable[..., object]]:
+@pytest.fixture(name="new_page")
+def new_page_fixture(chromium, server) -> Iterator[Callable[..., object]]:
     """new_page(width=1100, height=900): a page in a browser of its own."""
     guard = Guard(server.base)
     contexts = []
