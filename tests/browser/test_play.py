@@ -216,6 +216,7 @@ def test_a_ducale_meld_with_a_joker_is_built_by_picking_cards(new_page, server):
     match_id, token = created["id"], created["seats"][0]["token"]
     page = new_page()
     page.goto(server.base + "/play")
+    page.locator("#game").wait_for()
     page.evaluate(
         f"localStorage.setItem('ludotheque:{match_id}', JSON.stringify({{0: '{token}'}}));"
         f"location.hash = 'match/ducale/{match_id}'"

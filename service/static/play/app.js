@@ -10,6 +10,7 @@ const GAMES = { dekal, pacal, gaudi, ducale };
 const PLAYERS = ["you", "random", "greedy", "mcts", "open"];
 const main = document.querySelector("main");
 let table = null; // the match on screen: { game, id, held, match, legal, log, stop }
+let views = 0; // counts routes, so that a slow answer never draws over a newer view
 
 window.addEventListener("hashchange", route);
 setInterval(tickClocks, 1000);
@@ -18,6 +19,7 @@ route();
 function route() {
   table?.stop();
   table = null;
+  views += 1;
   const [where, game, id, seat] = location.hash.slice(1).split("/");
   if (where === "match") openTable(game, id);
   else if (where === "join") showJoin(game, id, Number(seat));
@@ -36,7 +38,9 @@ function problem(error) {
 // ---- The lobby: create a table, or join a listed one ----
 
 async function showLobby() {
+  const view = views;
   const { games } = await call("GET", "v1/games");
+  if (view !== views) return;
   const gameSelect = h("select", { id: "game", onchange: () => drawSeats() },
     games.map((g) => h("option", { value: g.name }, GAMES[g.name].title)));
   const countSelect = h("select", { id: "count", onchange: () => drawSeats() });
