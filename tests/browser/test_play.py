@@ -250,3 +250,33 @@ def test_a_ducale_meld_with_a_joker_is_built_by_picking_cards(new_page, server):
 
 def short(card: str) -> str:
     return card[:-1] + {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}[card[-1]]
+
+
+def tab_to(page, label: str) -> None:
+    """Press Tab until the focused control's label starts with ``label``."""
+    for _ in range(120):
+        page.keyboard.press("Tab")
+        focused = page.evaluate("document.activeElement.getAttribute('aria-label') || ''")
+        if focused.startswith(label):
+            return
+    pytest.fail(f"Tab never reaches a control labelled {label!r}")
+
+
+def test_dekal_turns_with_the_keyboard_alone(new_page, server):
+    page = new_page()
+    create_table(page, server.base, "dekal", ["you", "greedy"], {})
+    for turn in range(1, 4):
+        page.get_by_text(f"turn {turn} of 16: Everyone picks").wait_for()
+        page.locator(".grid button.card.down.legal").first.wait_for()
+        tab_to(page, "Reveal the face-down card")
+        page.keyboard.press("Enter")
+        arrow = page.get_by_role("button", name=re.compile("^Push the"))
+        centre = page.get_by_role("button", name=re.compile("^Centre card"))
+        arrow.or_(centre).first.wait_for()
+        if not arrow.count():  # two centre cards: pick one first, with the keyboard too
+            tab_to(page, "Centre card")
+            page.keyboard.press("Enter")
+        tab_to(page, "Push the")
+        page.keyboard.press(" ")
+    page.get_by_text("turn 4 of 16").wait_for()
+    assert not page.locator(".message").inner_text()

@@ -185,7 +185,8 @@ async function refresh(t) {
 // click (another tab, the turn clock) is refused with its reason rather than played.
 async function act(t, action) {
   t.message = "";
-  t.legal = []; // nothing more to click until the table is read again
+  t.legal = []; // nothing more to click until the table is read again,
+  t.seq += 1; // and no read already under way may bring back the old choices
   render(t);
   try {
     await call("POST", `${matchPath(t.game, t.id)}/actions`, { token: t.held[t.seat], body: action });
