@@ -202,7 +202,11 @@ def random_games(games: int, out: Callable[[str], None]) -> None:
     for seed in range(games):
         rng = random.Random(seed)
         n_players = 2 + seed % 5
-        options = GAME.options_schema().load({"opening_minimum": 51 if seed % 2 else 0})
+        # Random play can block a table for good (the rulebook sets no limit
+        # to the stock's rebuilds): a bench must end.
+        options = GAME.options_schema().load(
+            {"opening_minimum": 51 if seed % 2 else 0, "max_stock_rebuilds": 3}
+        )
         state = GAME.setup(options, n_players, seed)
         while seats := GAME.to_act(state):
             start = time.perf_counter()

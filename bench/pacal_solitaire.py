@@ -1,14 +1,15 @@
-"""Pacal solitaire statistics: win rate and mean score of two policies.
+"""Pacal solitaire statistics: completion and win rates, mean score of two policies.
 
     python -m bench.pacal_solitaire --games 10000
 
 Each game ``i`` is dealt with seed ``first_seed + i`` and played through the
 engine itself (``legal_actions`` and ``apply``), so the figures are those of
-the rules as served. The score is the number of cards drawn to complete the
-pyramid (10 is perfect), so the mean score is over won games.
+the rules as served: a drawn card that fits an empty slot must be placed, and
+only a perfect pyramid of 10 cards wins. The score is the number of cards
+drawn to complete the pyramid, so the mean score is over completed games.
 
-- ``random``: a uniformly random legal action (place on any slot where the
-  card fits, or set it aside).
+- ``random``: a uniformly random legal action (any slot where the card fits;
+  set aside only when it fits none, the one case the rules allow it).
 - ``proportional``: place every card that fits, on the empty slot of its gap
   that its value suits best: between the visible values ``hi`` above and
   ``lo`` below, with ``k`` empty slots in that gap, a card ``c`` goes on the
@@ -41,7 +42,7 @@ def proportional_policy(state: State, actions: list[Action], rng: random.Random)
     """Place the card where its value suits its gap best; never waste a card."""
     slots = [action["slot"] for action in actions if action["type"] == "place"]
     if not slots:
-        return {"type": "discard"}
+        return {"type": "discard"}  # the only legal action then
     pyramid = state["pyramids"][0]
     # The legal empty slots of a card are exactly the empty slots of its gap.
     above = [pyramid[s][-1] for s in range(slots[0]) if pyramid[s]]
@@ -67,11 +68,13 @@ def play(policy: Policy, seed: int) -> dict[str, Any]:
 
 
 def summarise(outcomes: list[dict[str, Any]]) -> dict[str, float | int | None]:
-    scores = [outcome["score"] for outcome in outcomes if outcome["won"]]
+    scores = [outcome["score"] for outcome in outcomes if outcome["completed"]]
     return {
         "games": len(outcomes),
-        "win_rate": len(scores) / len(outcomes),
+        "win_rate": sum(outcome["won"] for outcome in outcomes) / len(outcomes),
+        "completion_rate": len(scores) / len(outcomes),
         "mean_score": statistics.fmean(scores) if scores else None,
+        "median_score": statistics.median(scores) if scores else None,
         "best_score": min(scores) if scores else None,
         "mean_filled": statistics.fmean(outcome["filled"] for outcome in outcomes),
     }
@@ -89,8 +92,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         stats = summarise([play(POLICIES[name], seed) for seed in seeds])
         mean = "n/a" if stats["mean_score"] is None else f"{stats['mean_score']:.2f}"
         print(
-            f"{name:>12}: {stats['games']} games, win rate {stats['win_rate']:.2%}, "
-            f"mean score {mean} cards (best {stats['best_score']}), "
+            f"{name:>12}: {stats['games']} games, won (10 cards) {stats['win_rate']:.2%}, "
+            f"completed {stats['completion_rate']:.2%}, "
+            f"mean score {mean} cards (median {stats['median_score']}, "
+            f"best {stats['best_score']}), "
             f"mean filled slots {stats['mean_filled']:.2f}, "
             f"{time.perf_counter() - started:.1f}s"
         )

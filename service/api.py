@@ -83,7 +83,8 @@ PROBLEMS = {
     422: "Schema-invalid body (invalid_request, invalid_options), illegal move "
     "(illegal_action, with the reason) or a chosen seed where others play (seed_not_allowed)",
     429: "Over a limit, with Retry-After: too_many_requests; on creation also "
-    "too_many_matches_created, too_many_waiting_matches",
+    "too_many_matches_created, too_many_waiting_matches; bot_seats_exceeded: the "
+    "creating address holds its cap of live bot seats",
     503: "The store is unavailable (store_unavailable)",
 }
 
@@ -385,7 +386,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
     class SeatResource(MethodView):
         @blp.arguments(JoinSchema)
         @blp.response(201, JoinedSchema)
-        @blp.doc(operationId=f"{name}_join_match", **problems(400, 404, 409, 413, 422, 503))
+        @blp.doc(operationId=f"{name}_join_match", **problems(400, 404, 409, 413, 422, 429, 503))
         def post(self, body: dict[str, Any], match_id: str, seat: int) -> Response:
             """Take an open seat, for yourself (the answer holds its token,
             shown once) or for a bot. The match starts when every seat is taken."""

@@ -23,6 +23,7 @@ from service.matches import Matches, Settings
 from service.observability import init_observability
 from service.play import play
 from service.quotas import quotas_for
+from service.scheduler import BotLimits, Scheduler
 from service.store import Store, connect
 
 
@@ -48,6 +49,8 @@ def _origins(value: str) -> list[str]:
 ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("REDIS_URL", "REDIS_URL", str),
     ("REDIS_CLUSTER", "REDIS_CLUSTER", _flag),
+    ("REDIS_MIN_REPLICAS", "LUDOTHEQUE_REDIS_MIN_REPLICAS", int),
+    ("REDIS_REPLICAS_TIMEOUT_MS", "LUDOTHEQUE_REDIS_REPLICAS_TIMEOUT_MS", int),
     ("FINISHED_TTL", "LUDOTHEQUE_FINISHED_TTL", int),
     ("IDLE_TTL", "LUDOTHEQUE_IDLE_TTL", int),
     ("IDEMPOTENCY_TTL", "LUDOTHEQUE_IDEMPOTENCY_TTL", int),
@@ -62,6 +65,8 @@ ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("MAX_WAITING_PER_ADDRESS", "LUDOTHEQUE_MAX_WAITING_PER_ADDRESS", int),
     ("RATE_LIMIT_CREATE", "LUDOTHEQUE_RATE_LIMIT_CREATE", str),
     ("METRICS_BIND", "LUDOTHEQUE_METRICS_BIND", str),
+    ("BOT_SEATS_PER_ADDRESS", "LUDOTHEQUE_BOT_SEATS_PER_ADDRESS", int),
+    ("BOT_MATCH_BUDGET_S", "LUDOTHEQUE_BOT_MATCH_BUDGET_S", float),
 ]
 
 
@@ -77,6 +82,8 @@ DEFAULTS: dict[str, Any] = {
     "SSE_KEEPALIVE_S": 10,
     "MAX_WAITING_READS": 5000,
     "REDIS_CLUSTER": False,
+    "REDIS_MIN_REPLICAS": 0,
+    "REDIS_REPLICAS_TIMEOUT_MS": 1000,
     "RATELIMIT_ENABLED": True,
     "RATE_LIMIT_PER_ADDRESS": "6000/minute",
     "RATE_LIMIT_PER_TOKEN": "1200/minute",
@@ -86,6 +93,8 @@ DEFAULTS: dict[str, Any] = {
     "MAX_WAITING_PER_ADDRESS": 20,
     "RATE_LIMIT_CREATE": "60/minute;600/hour",
     "METRICS_BIND": "",
+    "BOT_SEATS_PER_ADDRESS": 12,
+    "BOT_MATCH_BUDGET_S": 600.0,
     "API_TITLE": "Ludothèque",
     "API_VERSION": "v1",
     "OPENAPI_VERSION": "3.1.0",
@@ -115,14 +124,23 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     # Each open event stream or long poll holds one connection while it waits.
     waiting = app.config["MAX_WAITING_READS"]
     blocking = connect(url, cluster, socket_timeout=60, max_connections=waiting)
-    store = Store(connect(url, cluster), app.config["IDEMPOTENCY_TTL"], blocking=blocking)
+    store = Store(
+        connect(url, cluster),
+        app.config["IDEMPOTENCY_TTL"],
+        blocking=blocking,
+        min_replicas=app.config["REDIS_MIN_REPLICAS"],
+        replicas_timeout_ms=app.config["REDIS_REPLICAS_TIMEOUT_MS"],
+    )
     settings = Settings(
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
         keepalive_s=app.config["SSE_KEEPALIVE_S"],
         waiting_ttl=app.config["WAITING_TTL"],
     )
-    app.extensions["ludotheque.matches"] = Matches(store, settings, quotas_for(app, store))
+    limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
+    app.extensions["ludotheque.matches"] = Matches(
+        store, settings, quotas_for(app, store), Scheduler(store.client, limits)
+    )
 
     api = LudothequeApi(app)
     app.extensions["ludotheque.api"] = api

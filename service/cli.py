@@ -40,9 +40,16 @@ def main() -> None:
     type=click.IntRange(1, 64),
     help="gunicorn worker processes",
 )
-def serve(host: str, port: int, data_dir: str, workers: int) -> None:
-    """Serve the API under gunicorn and play bot turns in a `ludotheque worker`;
-    without REDIS_URL, start a private Redis too."""
+@click.option(
+    "--bot-workers",
+    default=lambda: cores(),
+    show_default="one per core",
+    type=click.IntRange(1, 64),
+    help="`ludotheque worker` processes playing bot turns",
+)
+def serve(host: str, port: int, data_dir: str, workers: int, bot_workers: int) -> None:
+    """Serve the API under gunicorn and play bot turns in `ludotheque worker`
+    processes; without REDIS_URL, start a private Redis too."""
     from service.embedded import EmbeddedRedis
 
     # Until the servers run, SIGTERM unwinds normally (stopping the embedded Redis).
@@ -50,21 +57,29 @@ def serve(host: str, port: int, data_dir: str, workers: int) -> None:
     os.environ["LUDOTHEQUE_BIND"] = f"{host}:{port}"
     os.environ["LUDOTHEQUE_WORKERS"] = str(workers)
     if os.environ.get("REDIS_URL"):
-        run_servers()
+        run_servers(bot_workers)
         return
     with EmbeddedRedis(data_dir) as url:
         os.environ["REDIS_URL"] = url
-        run_servers()
+        run_servers(bot_workers)
 
 
-def run_servers() -> None:
-    """gunicorn and the bot worker, each a process of its own (gevent patches
-    gunicorn before any import) in a session of its own, so that Ctrl-C
-    reaches only this process, which stops them gracefully (SIGTERM) and
-    waits for them."""
+def cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def run_servers(bot_workers: int = 1) -> None:
+    """gunicorn and ``bot_workers`` bot workers, each a process of its own
+    (gevent patches gunicorn before any import) in a session of its own, so
+    that Ctrl-C reaches only this process, which stops them gracefully
+    (SIGTERM) and waits for them. The bot workers share one queue in Redis
+    (``service.scheduler``)."""
     commands = [
         [sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONF)],
-        [sys.executable, "-m", "service.cli", "worker"],
+        *[[sys.executable, "-m", "service.cli", "worker"]] * bot_workers,
     ]
     children = [subprocess.Popen(command, start_new_session=True) for command in commands]
 

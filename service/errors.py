@@ -13,11 +13,11 @@ from typing import Any
 import orjson
 from flask import Flask, Response
 from marshmallow import Schema, fields
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisClusterException, RedisError
 from werkzeug.exceptions import HTTPException
 
 from engines.core import IllegalAction
+from service.outages import is_store_trouble
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,8 @@ class ProblemSchema(Schema):
             "seat_taken, conflict, version_mismatch, idempotency_key_reused, "
             "seed_not_allowed, match_not_over, "
             "payload_too_large, too_many_requests, too_many_matches_created, "
-            "too_many_waiting_matches, store_unavailable, internal_error; lobby and lifecycle "
+            "too_many_waiting_matches, bot_seats_exceeded, store_unavailable, internal_error; "
+            "lobby and lifecycle "
             "(docs/lobby.md): not_your_seat, match_started, seeded_match, seat_resigned, "
             "abort_too_late, rematch_already_accepted, seat_reserved"
         }
@@ -152,9 +153,11 @@ def register_error_handlers(app: Flask) -> None:
     def _illegal(refused: IllegalAction) -> Response:
         return problem_response(from_illegal_action(refused))
 
-    @app.errorhandler(RedisConnectionError)
-    @app.errorhandler(RedisTimeoutError)
+    @app.errorhandler(RedisError)
+    @app.errorhandler(RedisClusterException)
     def _store(error: Exception) -> Response:
+        if not is_store_trouble(error):
+            return _unexpected(error)
         log.warning("store unavailable: %s", error)
         return problem_response(
             Problem(

@@ -26,7 +26,9 @@ from service import auth, endings, fairness, lifecycle, lobby
 from service.errors import Problem, from_illegal_action
 from service.limits import Counter, pending_counters
 from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
+from service.outages import STORE_GONE, NotReplicated, ending_cleanly
 from service.quotas import Quotas
+from service.scheduler import QUEUE_KEYS, Scheduler
 from service.store import Loaded, Store, Written, idempotency_key
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -73,10 +75,17 @@ def present(game: Game, match: dict[str, Any], version: int, seat: int | None) -
 
 
 class Matches:
-    def __init__(self, store: Store, settings: Settings, quotas: Quotas | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        quotas: Quotas | None = None,
+        scheduler: Scheduler | None = None,
+    ) -> None:
         self.store = store
         self.settings = settings
         self.quotas = quotas  # None: no creation limit nor cap on waiting matches
+        self.scheduler = scheduler or Scheduler(store.client)
 
     # -- reading ---------------------------------------------------------------
     def load(self, game: Game, match_id: str, replay_key: str | None = None) -> Loaded:
@@ -155,7 +164,7 @@ class Matches:
 
         def generate() -> Iterator[str]:
             with OPEN_STREAMS.labels(game.name).track_inprogress():
-                yield from follow()
+                yield from ending_cleanly(follow(), STORE_GONE)
 
         def follow() -> Iterator[str]:
             cursor = after
@@ -237,6 +246,7 @@ class Matches:
             "listed": listed,
             "created_at": time.time(),
         }
+        self.scheduler.reserve(match, [i for i, p in enumerate(players) if p.get("bot")])
         events = [{"type": "match_created", "seats": public_seats(match), **fairness.shown(match)}]
         waiting = status_of(game, match) == "waiting"
         if not waiting:
@@ -278,6 +288,8 @@ class Matches:
                 "token": auth.token_hash(token) if token else None,
                 "bot": bot,
             }
+            if bot:
+                self.scheduler.reserve(loaded.match, [seat])
             events = [{"type": "seat_joined", "seat": seat, "name": name, "bot": bot}]
             if status_of(game, loaded.match) == "active":
                 events.append({"type": "match_started"})
@@ -378,20 +390,25 @@ class Matches:
         or another write won the race (whoever won rescheduled the match)."""
         loaded = self.store.load(match_id)
         if loaded is None:
-            self.store.schedule(match_id, None)
+            self.scheduler.unschedule(match_id)
             return False
         match = loaded.match
         game = GAMES[match["game"]]
         due = server_turn(game, match, time.time())
         if due is None:
-            self.store.schedule(match_id, due_at(game, match))
+            finished = status_of(game, match) == "finished"
+            self.scheduler.schedule(match, loaded.version, due_at(game, match), finished)
             return False
         seat, policy, timed_out = due
+        policy, budget_s = self.scheduler.bot_move(match, policy, budget_s)
+        started = time.perf_counter()
         with BOT_MOVE.labels(game.name, policy).time():
             action = choose_action(game, match["state"], seat, policy, rng, budget_s)
+        if not timed_out:
+            self.scheduler.charge(match, time.perf_counter() - started)
         events = [{"type": "timeout", "seat": seat}] if timed_out else []
         events += apply_logged(game, match, seat, action)
-        if self._commit(game, match, loaded.version, events).version is None:
+        if self._commit(game, match, loaded.version, events, requeue=True).version is None:
             CAS_RETRIES.labels(game.name).inc()
             return False
         ACTIONS.labels(game.name, "clock" if timed_out else "bot").inc()
@@ -406,6 +423,7 @@ class Matches:
         events: list[dict[str, Any]],
         record: tuple[str, bytes] | None = None,
         counters: list[Counter] | None = None,
+        requeue: bool = False,
     ) -> Written:
         refresh_deadlines(game, match, time.time())
         status = status_of(game, match)
@@ -414,14 +432,35 @@ class Matches:
             ttl = self.settings.waiting_ttl
         version = expected + 1
         stamped = [{"version": version, **event} for event in events]
-        written = self.store.commit(
-            match["id"], expected, match, stamped, ttl, record, counters or []
-        )
+        try:
+            written = self.store.commit(
+                match["id"], expected, match, stamped, ttl, record, counters or []
+            )
+        except NotReplicated as unconfirmed:
+            if unconfirmed.applied and owes_turns(match):  # should the write survive
+                self._schedule(game, match, version, status == "finished", requeue)
+            raise
         if written.version is not None and owes_turns(match):
-            self.store.schedule(match["id"], due_at(game, match))
+            self._schedule(game, match, written.version, status == "finished", requeue)
         if written.version is not None and match.get("listed"):
             lobby.sync(self.store, game, match, events)
         return written
+
+    def _schedule(
+        self, game: Game, match: dict[str, Any], version: int, finished: bool, requeue: bool
+    ) -> None:
+        """Queue the turn the server owes ``match`` at ``version``; with
+        replicas required, only once they have it too (a lost entry would
+        leave a bot's turn unplayed)."""
+
+        def queue(client: Any = None) -> None:
+            due = due_at(game, match)
+            self.scheduler.schedule(match, version, due, finished, requeue, client=client)
+
+        if self.store.min_replicas:
+            self.store.replicate(QUEUE_KEYS[0], queue)
+        else:
+            queue()
 
     @staticmethod
     def _replayed(record: bytes, fingerprint: str) -> bytes:

@@ -10,10 +10,11 @@ the idempotency record land together or not at all.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,8 @@ from redis.cluster import RedisCluster
 from redis.retry import Retry
 
 from service.limits import HIT, Counter, RateLimits
+from service.outages import NotReplicated
+from service.sentinel import SENTINEL_SCHEMES, sentinel_client
 
 # KEYS: match hash, log stream, then the idempotency record (if ARGV[6] is
 # 1), then the rate-limit counters (ARGV[7] of them).
@@ -75,22 +78,6 @@ return {1, version, n}
 )
 
 
-# KEYS: the due set. ARGV: now, lease seconds. Takes the first match due by
-# now and pushes it back by the lease, so that if its taker dies the match
-# comes due again; the taker's commit then reschedules it for real.
-CLAIM = """
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
-if #due == 0 then
-  return false
-end
-redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), due[1])
-return due[1]
-"""
-
-# Matches the server owes a turn (a bot's, or a clock's), scored by when.
-DUE_KEY = "ludotheque:due"
-
-
 @dataclass
 class Loaded:
     version: int
@@ -134,7 +121,8 @@ def connect(
 
     Its pool is bounded and blocking: past ``max_connections`` a request
     waits (up to 5 s) for a free connection instead of failing. With
-    ``cluster``, redis-py's cluster client, ``url`` naming any node.
+    ``cluster``, redis-py's cluster client, ``url`` naming any node; with
+    a ``redis+sentinel://`` URL, the primary the Sentinels name.
     """
     common: dict[str, Any] = {
         "retry": Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
@@ -143,6 +131,8 @@ def connect(
     }
     if cluster:
         return RedisCluster.from_url(url, max_connections=max_connections, **common)
+    if url.startswith(SENTINEL_SCHEMES):
+        return sentinel_client(url, max_connections, **common)
     pool = redis.BlockingConnectionPool.from_url(
         url,
         max_connections=max_connections,
@@ -160,13 +150,17 @@ class Store:
         client: redis.Redis,
         idempotency_ttl: int = 24 * 3600,
         blocking: redis.Redis | None = None,
+        min_replicas: int = 0,
+        replicas_timeout_ms: int = 1000,
     ) -> None:
         self.client = client
+        # A write is confirmed once this many replicas have it (WAIT).
+        self.min_replicas = min_replicas
+        self.replicas_timeout_ms = replicas_timeout_ms
         # Blocking reads wait longer than the normal socket timeout allows.
         self.blocking = blocking or client
         self.idempotency_ttl = idempotency_ttl
         self._commit = client.register_script(COMMIT)
-        self._claim = client.register_script(CLAIM)
         # The match JSON this process last read or wrote, by id: a write can
         # start from it and skip its read, the compare-and-set guarding it.
         # Not on a cluster, where the rate-limit counters live in other slots
@@ -215,6 +209,9 @@ class Store:
             RateLimits.check(list(counters), results[2 if replay_key is not None else 1 :])
             version, data = results[0]
             replay = results[1] if replay_key is not None else None
+        if replay is not None and self.min_replicas:
+            key = match_key(match_id)
+            self.replicate(key, lambda pipe: pipe.expire(replay_key, self.idempotency_ttl))
         if version is None or data is None:
             return None
         self._remember(match_id, int(version), data)
@@ -251,7 +248,10 @@ class Store:
         args += [counter.limit.get_expiry() for counter in counters]
         args += [counter.limit.amount for counter in counters]
         args.extend(orjson.dumps(event) for event in events)
-        answer = self._commit(keys=keys, args=args)
+        if self.min_replicas:
+            answer = self._commit_replicated(keys, args)
+        else:
+            answer = self._commit(keys=keys, args=args)
         kind = int(answer[0])
         if kind == 3:
             RateLimits.check([counters[int(answer[1])]], [answer[2]])  # raises the 429
@@ -269,6 +269,60 @@ class Store:
         version = int(answer[1])
         self._remember(match_id, version, data)
         return Written(version=version)
+
+    def _commit_replicated(self, keys: list[Any], args: list[Any]) -> Any:
+        """The commit script's answer, once ``min_replicas`` replicas have
+        its write; NotReplicated (503) when they do not say so in time."""
+
+        def queue(pipe: redis.client.Pipeline) -> None:
+            pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+
+        try:
+            (answer,) = self.replicate(keys[0], queue)
+        except redis.exceptions.NoScriptError:  # a new primary, or a flushed cache
+            self._primary(keys[0]).script_load(COMMIT)
+            (answer,) = self.replicate(keys[0], queue)
+        if int(answer[0]) == 2:
+            # the record answered may be one an earlier try left unconfirmed
+            self.replicate(keys[0], lambda pipe: pipe.expire(keys[2], self.idempotency_ttl))
+        return answer
+
+    def replicate(self, key: str, queue: Callable[[Any], None]) -> list[Any]:
+        """Run what ``queue`` puts in a pipeline on the primary holding
+        ``key``, then WAIT on that same connection (WAIT counts the
+        replicas that have this connection's writes)."""
+        primary = self._primary(key)
+        pipe = primary.pipeline(transaction=False)
+        queue(pipe)
+        pipe.execute_command("WAIT", self.min_replicas, self.replicas_timeout_ms)
+        try:
+            *results, copies = pipe.execute()
+        except (redis.ConnectionError, redis.TimeoutError, redis.exceptions.MovedError):
+            if isinstance(self.client, RedisCluster):
+                self._refresh_topology()
+            raise
+        if int(copies) < self.min_replicas:
+            applied = bool(results) and isinstance(results[0], list) and int(results[0][0]) == 1
+            raise NotReplicated(
+                f"{copies} of {self.min_replicas} replicas confirmed the write "
+                f"within {self.replicas_timeout_ms} ms",
+                applied=applied,
+            )
+        return results
+
+    def _primary(self, key: str) -> redis.Redis:
+        """A client of the primary that holds ``key``: on a cluster, the
+        node serving its slot; elsewhere the client itself."""
+        if isinstance(self.client, RedisCluster):
+            node = self.client.get_node_from_key(key)
+            return self.client.get_redis_connection(node)
+        return self.client
+
+    def _refresh_topology(self) -> None:
+        """Learn the cluster's slots again (a primary died or moved)."""
+        # still failing over: the next request tries again
+        with contextlib.suppress(redis.RedisError, redis.exceptions.RedisClusterException):
+            self.client.nodes_manager.initialize()
 
     def events(
         self, match_id: str, after: int, limit: int, block_ms: int = 0
@@ -289,24 +343,12 @@ class Store:
             for entry_id, fields in entries
         ]
 
-    def schedule(self, match_id: str, when: float | None) -> None:
-        """The server owes ``match_id`` a turn at ``when`` (None: no longer)."""
-        if when is None:
-            self.client.zrem(DUE_KEY, match_id)
-        else:
-            self.client.zadd(DUE_KEY, {match_id: when})
-
-    def claim(self, now: float, lease_s: float) -> str | None:
-        """A match whose server turn is due, leased for ``lease_s`` seconds."""
-        claimed = self._claim(keys=[DUE_KEY], args=[now, lease_s])
-        return claimed.decode() if claimed else None
-
     def exists(self, match_id: str) -> bool:
         return bool(self.client.exists(match_key(match_id)))
 
     def ready(self) -> bool:
         """Redis answers and the commit script is loaded (loading it if not)."""
-        for script in (self._commit, self._claim):
+        for script in (self._commit,):
             if not self.client.script_exists(script.sha)[0]:
                 self.client.script_load(script.script)
         return True

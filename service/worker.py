@@ -1,9 +1,11 @@
 """`ludotheque worker`: plays the turns the server owes — bots' moves and the
 random move of a seat whose turn clock ran out.
 
-Work comes from Redis (the due set, see ``Store.claim``), so any number of
-workers on any number of machines share it. A claimed match is leased: if
-its worker dies mid-turn the lease runs out and another worker takes it.
+Work comes from Redis (the queue of ``service.scheduler``: people waiting
+first, then the creating addresses and their matches in turn), so any
+number of workers on any number of machines share it. A claimed match is
+leased: if its worker dies mid-turn the lease runs out and another worker
+takes it.
 Every move is a compare-and-set on the match version, so each bot turn is
 played exactly once.
 """
@@ -17,6 +19,7 @@ import threading
 import time
 
 from service.matches import Matches
+from service.outages import StoreBackoff, is_store_trouble
 
 log = logging.getLogger(__name__)
 
@@ -38,21 +41,29 @@ class Worker:
 
     def run_once(self) -> bool:
         """Play one due turn; False when nothing was due."""
-        match_id = self.matches.store.claim(time.time(), self.lease_s)
+        scheduler = self.matches.scheduler
+        match_id = scheduler.claim(time.time(), self.lease_s)
         if match_id is None:
             return False
         started = time.perf_counter()
         played = self.matches.play_server_turn(match_id, self.budget_s, self.rng)
+        scheduler.release(match_id)  # its next turn, if any, is queued already
         if played:
             log.info("played a turn in %s in %.3f s", match_id, time.perf_counter() - started)
         return True
 
     def run(self) -> None:
         log.info("worker ready (budget %.3f s per bot move)", self.budget_s)
+        outage = StoreBackoff()
         while not self.stopping.is_set():
             try:
                 busy = self.run_once()
-            except Exception:
+                outage.over()
+            except Exception as error:
+                if is_store_trouble(error):
+                    # the store is down or failing over: wait, longer each time
+                    self.stopping.wait(outage.next_wait(error))
+                    continue
                 # One bad match must not stop the others; its lease expires
                 # and it is tried again later.
                 log.exception("a server turn failed")

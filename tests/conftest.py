@@ -36,8 +36,10 @@ class LiveServer:
     """The app on a real socket; ``url(path)`` and a requests session."""
 
     def __init__(self, app_config: dict, port: int = 0) -> None:
-        # Rate limits are tested on their own; elsewhere they would only get in the way.
-        self.app = create_app({"RATELIMIT_ENABLED": False, **app_config})
+        # Rate limits and the cap of bot seats are tested on their own;
+        # elsewhere they would only get in the way.
+        quotas_off = {"RATELIMIT_ENABLED": False, "BOT_SEATS_PER_ADDRESS": 0}
+        self.app = create_app({**quotas_off, **app_config})
         self.server = make_server("127.0.0.1", port, self.app, threaded=True)
         self.base = f"http://127.0.0.1:{self.server.server_port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -13,7 +13,12 @@ Seat order rotates from one match to the next (match ``g`` puts
 ``seats[g % n]`` in seat 0, and so on), so that no policy always sits first.
 A match counts as a win for a policy when it is the only policy among the
 winners; a victory shared between different policies is a draw; a match
-without winners (a lost solitaire) is counted in ``no_winner``.
+without winners (a solitaire not won) is counted in ``no_winner``.
+
+Matches between bots must end: a game whose rules let a match run without
+bound (Ducale's stock, rebuilt as often as needed) names, in its engine
+object's optional ``arena_options``, the options that bound it; the arena
+plays with them unless ``--options`` says otherwise (``match_options``).
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ def run(
         raise ValueError(
             f"{game.title} is played by {game.min_players} to {game.max_players} seats"
         )
-    game.options_schema().load(options or {})  # a bad option fails here, not in a worker
+    match_options(game, options)  # a bad option fails here, not in a worker
     wins = dict.fromkeys(seats, 0)
     moves = dict.fromkeys(seats, 0)
     draws = no_winner = 0
@@ -108,12 +113,18 @@ def _one_match(
     shift = index % len(seats)
     order = seats[shift:] + seats[:shift]
     master = random.Random(f"{seed}:{index}")
-    state = game.setup(
-        game.options_schema().load(options or {}), len(seats), master.getrandbits(63)
-    )
+    state = game.setup(match_options(game, options), len(seats), master.getrandbits(63))
     rng = random.Random(master.getrandbits(63))
     played = play_match(game, state, order, rng, budget_ms / 1000, iterations)
     return sorted({order[seat] for seat in game.outcome(state)["winners"]}), played
+
+
+def match_options(game: Game, options: dict | None) -> dict[str, Any]:
+    """The options an arena match is played with, loaded: the game's
+    ``arena_options`` (what keeps a match between bots bounded), then
+    ``options`` over them."""
+    arena_defaults = getattr(game, "arena_options", {})
+    return game.options_schema().load({**arena_defaults, **(options or {})})
 
 
 def play_match(

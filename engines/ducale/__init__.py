@@ -22,6 +22,8 @@ class DucaleGame:
     action_schemas: dict[str, type[Schema]] = schemas.ACTION_SCHEMAS
     view_schema: type[Schema] = schemas.DucaleViewSchema
     outcome_schema: type[Schema] = schemas.DucaleOutcomeSchema
+    # What ``ludotheque arena`` plays with: matches between bots must end.
+    arena_options = rules.ARENA_OPTIONS
 
     setup = staticmethod(rules.setup)
     to_act = staticmethod(rules.to_act)

@@ -42,7 +42,6 @@ from engines.core import Action, Game, Seat, State
 from engines.ducale import melds
 from engines.ducale.melds import JOKER, SUITS
 from engines.ducale.rules import (
-    MAX_STOCK_REBUILDS,
     NOT_LAID_DOWN,
     RAMI_SEC,
     compact_actions,
@@ -78,6 +77,10 @@ DRAW_SAMPLES = 6
 SEARCH_DISCARDS = 3
 SEARCH_PLACINGS = 2
 SEARCH_TAKES = 3
+# A playout's round ends with no winner once the stock has been rebuilt this
+# many more times than where it started (or at the table's own bound): a blocked
+# table would otherwise play on forever, the rulebook setting no limit.
+PLAYOUT_STOCK_REBUILDS = 3
 # Discards valued in ``ranked_discards`` (the least worth keeping by
 # ``keep_score``; the others follow in that order).
 RANKED_DISCARDS = 5
@@ -378,8 +381,9 @@ def _may_take(state: State, seat: Seat) -> bool:
         return True
     if JOKER in hand and any((card, top) in _COMPLETING for card in hand if card != JOKER):
         return True
-    if not state["laid_down"][seat]:
+    if not state["laid_down"][seat] and not _may_place(state, seat):
         return False
+    # Laid off: by a seat that has laid down, or that lays down in the same action.
     suit = melds.suit_of(top)
     return any(
         (meld["kind"] == "run" and melds.suit_of(melds.slot_card(meld["cards"][0])) == suit)
@@ -528,13 +532,31 @@ def playout(start: State, state: State, rng: random.Random) -> list[float]:
         return values
     if state["options"]["opening_minimum"]:
         game = _game()
+        bound = playout_bound(state)
         while not all(state["laid_down"]) and state["round"] == start["round"]:
+            if state["stock_rebuilds"] >= bound:
+                return _no_winner(state)
             seat = game.to_act(state)[0]
             game.apply(state, seat, rollout_action(state, seat, rng))
             if state["phase"] == "over" or state["round"] != start["round"]:
                 return playout_value(start, state) or []
     went_out = simulate_round(state, rng)
     scores = round_scores(state, went_out)
+    totals = [float(total + score) for total, score in zip(state["totals"], scores, strict=True)]
+    return match_chances(state, totals)
+
+
+def playout_bound(state: State) -> int:
+    """The rebuilds after which a playout's round ends with no winner: the
+    table's ``max_stock_rebuilds``, or ``PLAYOUT_STOCK_REBUILDS`` more than now."""
+    bound = state["options"].get("max_stock_rebuilds")
+    own = state["stock_rebuilds"] + PLAYOUT_STOCK_REBUILDS
+    return own if bound is None else min(bound, own)
+
+
+def _no_winner(state: State) -> list[float]:
+    """A playout's round that ends with nobody out: everyone scores their hand."""
+    scores = round_scores(state, None)
     totals = [float(total + score) for total, score in zip(state["totals"], scores, strict=True)]
     return match_chances(state, totals)
 
@@ -548,13 +570,12 @@ def simulate_round(state: State, rng: random.Random) -> Seat | None:
     (``round_scores`` then scores the round)."""
     sim = _Sim(state)
     seat = state["turn"]
+    bound = playout_bound(state)
     if state["phase"] == "draw":
         _sim_draw(sim, seat, rng)
     while not _sim_play(sim, seat, rng):
         seat = (seat + 1) % state["n_players"]
-        if not state["stock"] and (
-            len(state["discard"]) < 2 or state["stock_rebuilds"] >= MAX_STOCK_REBUILDS
-        ):
+        if not state["stock"] and (len(state["discard"]) < 2 or state["stock_rebuilds"] >= bound):
             return None
         _sim_draw(sim, seat, rng)
     return seat
@@ -628,7 +649,7 @@ def _sim_draw(sim: _Sim, seat: Seat, rng: random.Random) -> None:
                 hand.remove(b)
                 sim.meld(seat, [a, b, discard.pop()])
                 return
-        if sim.laid(seat) and top in sim.fits:
+        if top in sim.fits and (sim.laid(seat) or _sim_lay_down(sim, seat, force=True)):
             sim.lay_off(sim.fits[top], discard.pop())
             return
         if _sim_take_with_joker(sim, seat, top):
@@ -671,17 +692,21 @@ def _sim_play(sim: _Sim, seat: Seat, rng: random.Random) -> bool:
     return not hand
 
 
-def _sim_lay_down(sim: _Sim, seat: Seat) -> None:
-    """Lay down the melds holding the most cards (``_best_meld_options``)."""
+def _sim_lay_down(sim: _Sim, seat: Seat, force: bool = False) -> bool:
+    """Lay down the melds holding the most cards (``_best_meld_options``);
+    whether any was. ``force``: look at the whole hand, even when the card
+    drawn last cannot have made a new meld."""
     hand = sim.hands[seat]
-    if seat in sim.drawn:
+    if seat in sim.drawn and not force:
         drawn = sim.drawn[seat]
         if drawn is None or not any(a in hand and b in hand for a, b in _PARTNERS.get(drawn, ())):
-            return
-    for option in _best_meld_options([card for card in hand if card != JOKER]):
+            return False
+    found = _best_meld_options([card for card in hand if card != JOKER])
+    for option in found:
         for card in option.cards:
             hand.remove(card)
         sim.meld(seat, list(option.cards))
+    return bool(found)
 
 
 def _sim_lay_off(sim: _Sim, seat: Seat) -> bool:
@@ -837,11 +862,20 @@ def _rollout_draw(state: State, hand: list[str], laid_down: bool) -> Action:
     for a, b in _PARTNERS[top]:
         if counts[a] and counts[b]:
             return {"type": "take_discard", "melds": [{"cards": [a, b, top]}]}
+    target = next((m["id"] for m in state["table"] if top in melds.layoff_cards(m)), None)
+    if target is None:
+        return {"type": "draw"}
     if laid_down:
-        for meld in state["table"]:
-            if top in melds.layoff_cards(meld):
-                return {"type": "take_discard", "lay_off": {"meld": meld["id"], "cards": [top]}}
-    return {"type": "draw"}
+        return {"type": "take_discard", "lay_off": {"meld": target, "cards": [top]}}
+    # Lay down the hand's melds and lay the card off, in the same action.
+    found = _best_meld_options([card for card in hand if card != JOKER])
+    if not found:
+        return {"type": "draw"}
+    return {
+        "type": "take_discard",
+        "melds": [option.spec() for option in found],
+        "lay_off": {"meld": target, "cards": [top]},
+    }
 
 
 def _joker_meld(real: list[str]) -> dict[str, object] | None:

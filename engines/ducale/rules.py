@@ -13,26 +13,36 @@ last card). ``discard`` (top last) and ``table`` are public.
 deals) for the bots' search.
 
 Both moves that carry an obligation discharge it inside the same action, so no
-one can get stuck: ``take_discard`` puts the taken card on the table (new melds
-or a lay-off) and ``swap_joker`` puts the recovered joker on the table. Nothing
-is ever left "to use later", so ``view["must_use"]`` is always null.
+one can get stuck: ``take_discard`` puts the taken card on the table (new melds,
+a lay-off, or new melds and then a lay-off: "a player who lays down for the
+first time in it may lay off in it too") and ``swap_joker`` puts the recovered
+joker on the table. Nothing is ever left "to use later", so
+``view["must_use"]`` is always null.
 
 Decisions where RULES.md is silent:
 
 - lay-offs and joker swaps need melds laid down *before* the action (in an
-  earlier action of this turn or an earlier turn); a swap cannot be a first
-  lay-down, so with ``opening_minimum`` the opening is always a ``meld`` or a
-  ``take_discard`` with melds;
+  earlier action of this turn or an earlier turn), except the lay-off of a
+  ``take_discard`` that also lays down melds: those melds come first. A swap
+  cannot be a first lay-down, so with ``opening_minimum`` the opening is always
+  a ``meld`` or a ``take_discard`` with melds, counted on its melds alone;
+- a ``take_discard`` with both melds and a lay-off lays the cards off on a meld
+  that was on the table before the action (a lay-off on one of its own new
+  melds is the same as a larger meld);
 - the card taken from the discard pile cannot replace a joker: it goes into a
   new meld or is laid off;
 - going out needs no final discard: melding or laying off the last card ends
   the round, even within a ``take_discard``;
 - the stock is rebuilt from the discard pile when a player draws from an empty
-  stock; the check that there is something to draw (stock, or at least two
-  discards) is made when a turn begins, and fails the round with no winner;
-- the stock is rebuilt at most 3 times a round: when it runs out again the round
-  ends with no winner, everyone scoring their hand. Without it a blocked table
-  (say, every meld a full set and one card in each hand) would never end;
+  stock, as often as needed; the check that there is something to draw (stock,
+  or at least two discards) is made when a turn begins, and fails the round
+  with no winner;
+- option ``max_stock_rebuilds`` (default null: no limit): once the stock has
+  been rebuilt that many times in a round, a stock that runs out again ends the
+  round with no winner, everyone scoring their hand; a blocked table (say,
+  every meld a full set and one card in each hand) would otherwise never end,
+  so ``ludotheque arena`` sets it (``ARENA_OPTIONS``). States stored before the
+  option existed have no such key and play without limit;
 - a joker may be discarded;
 - meld ids restart at 0 each round;
 - the cards left in the losers' hands are not shown at the end of a round (only
@@ -48,7 +58,10 @@ opening under ``opening_minimum``, every combination of disjoint melds that
 reaches the minimum (``melds.combinations``); every lay-off of one or several
 cards on one meld (``melds.lay_offs``); every joker swap with each single meld or
 lay-off that puts the joker back; every way to take the discard into a single
-meld, an opening or a lay-off; every distinct discard. Some 14-card hands with
+meld, an opening or a lay-off, and, for a seat that has not laid down, every way
+to take it with new melds (any that reach the opening) that do not hold it and
+then lay it off (a seat that has laid down reaches the same by a lay-off and
+then melds, as with several melds at once); every distinct discard. Some 14-card hands with
 jokers can open in 10,000 to 20,000 ways (``bench/ducale_legal.py``), so the
 bots search among ``compact_actions``: for each state a turn can reach, one
 action that reaches it (single melds, one-card lay-offs, the minimal openings
@@ -78,10 +91,12 @@ TITLE = "Ducale"
 MIN_PLAYERS = 2
 MAX_PLAYERS = 6
 HAND_SIZE = 13
-DEFAULT_OPTIONS = {"target_score": 500, "opening_minimum": 0}
+DEFAULT_OPTIONS = {"target_score": 500, "opening_minimum": 0, "max_stock_rebuilds": None}
+# What ``ludotheque arena`` plays with unless told otherwise: matches between
+# bots must end, and a blocked table never would without a bound.
+ARENA_OPTIONS = {"max_stock_rebuilds": 3}
 NOT_LAID_DOWN = 100
 RAMI_SEC = 200
-MAX_STOCK_REBUILDS = 3
 MAX_OPENING_POINTS = 14 * 11
 
 
@@ -195,7 +210,7 @@ def _apply_take_discard(state: State, seat: Seat, action: Action) -> list[Event]
         raise IllegalAction("illegal_action", "the discard pile is empty")
     top = state["discard"][-1]
     hand = state["hands"][seat]
-    use = _plan_use(state, seat, action, [*hand, top], state["table"])
+    use = _plan_use(state, seat, action, [*hand, top], state["table"], both=True)
     if use.hand.count(top) > hand.count(top):
         raise IllegalAction("illegal_action", f"the {top} taken from the discard must be played")
     state["discard"].pop()
@@ -311,7 +326,8 @@ def view(state: State, seat: Seat | None) -> dict[str, Any]:
             for player in range(state["n_players"])
         ],
         "history": [_round_record(entry) for entry in state["history"]],
-        "options": dict(state["options"]),
+        # States stored before an option existed read as its default.
+        "options": {**DEFAULT_OPTIONS, **state["options"]},
     }
 
 
@@ -367,19 +383,33 @@ class _Use:
 
 
 def _plan_use(
-    state: State, seat: Seat, action: Action, pool: list[str], table: list[melds.Meld]
+    state: State,
+    seat: Seat,
+    action: Action,
+    pool: list[str],
+    table: list[melds.Meld],
+    both: bool = False,
 ) -> _Use:
-    """New melds or one lay-off, whichever ``action`` carries (exactly one)."""
+    """New melds or one lay-off, whichever ``action`` carries; with ``both``
+    (``take_discard``), new melds and then a lay-off may come together: "a
+    player who lays down for the first time in it may lay off in it too"."""
     has_melds = action.get("melds") is not None
     lay_off = action.get("lay_off")
-    if has_melds == (lay_off is not None):
+    if not has_melds and lay_off is None:
+        raise IllegalAction("illegal_action", "give melds or a lay_off")
+    if has_melds and lay_off is not None and not both:
         raise IllegalAction("illegal_action", "give either melds or a lay_off")
-    if has_melds:
-        return _plan_melds(state, seat, action["melds"], pool)
-    _require_laid_down(state, seat, "lay off cards")
+    use = _plan_melds(state, seat, action["melds"], pool) if has_melds else _Use(pool)
+    if lay_off is None:
+        return use
+    if not use.new_melds:
+        _require_laid_down(state, seat, "lay off cards")
     if not isinstance(lay_off, dict):
         raise IllegalAction("illegal_action", "lay_off must be an object")
-    return _plan_lay_off(table, lay_off, pool)
+    # On a meld already on the table: the new melds have no id yet.
+    laid = _plan_lay_off(table, lay_off, use.hand)
+    laid.new_melds = use.new_melds
+    return laid
 
 
 def _plan_melds(state: State, seat: Seat, specs: Any, pool: list[str]) -> _Use:
@@ -433,6 +463,15 @@ def _commit(state: State, seat: Seat, use: _Use) -> list[Event]:
     for index, meld in use.changed.items():
         old = state["table"][index]
         state["table"][index] = {**meld, "id": old["id"], "owner": old["owner"]}
+    if use.new_melds:
+        laid = []
+        for meld in use.new_melds:
+            placed = {"id": state["next_meld_id"], "owner": seat, **meld}
+            state["next_meld_id"] += 1
+            state["table"].append(placed)
+            laid.append(_public_meld(placed))
+        state["laid_down"][seat] = True
+        events.append({"type": "melded", "seat": seat, "melds": laid})
     if use.laid_off is not None:
         index, added = use.laid_off
         events.append(
@@ -444,15 +483,6 @@ def _commit(state: State, seat: Seat, use: _Use) -> list[Event]:
                 "result": _public_meld(state["table"][index]),
             }
         )
-    if use.new_melds:
-        laid = []
-        for meld in use.new_melds:
-            placed = {"id": state["next_meld_id"], "owner": seat, **meld}
-            state["next_meld_id"] += 1
-            state["table"].append(placed)
-            laid.append(_public_meld(placed))
-        state["laid_down"][seat] = True
-        events.append({"type": "melded", "seat": seat, "melds": laid})
     if not use.hand:
         events += _end_round(state, seat)
     return events
@@ -480,15 +510,22 @@ def _added_slots(before: melds.Meld, after: melds.Meld) -> list[dict[str, str]]:
 def _start_turn(state: State, seat: Seat) -> list[Event]:
     """Pass the turn. "If that leaves nothing to draw (decision), the round ends with
     no winner"; so does a stock that runs out once it has been rebuilt
-    ``MAX_STOCK_REBUILDS`` times (decision: a blocked table would go on forever)."""
-    stock_empty = not state["stock"]
-    if stock_empty and (
-        len(state["discard"]) < 2 or state["stock_rebuilds"] >= MAX_STOCK_REBUILDS
+    ``max_stock_rebuilds`` times, when that option is set ("the rulebook sets no
+    limit")."""
+    if not state["stock"] and (
+        len(state["discard"]) < 2 or _rebuilds_spent(state, state["stock_rebuilds"])
     ):
         return [{"type": "stock_exhausted"}, *_end_round(state, None)]
     state["turn"] = seat
     state["phase"] = "draw"
     return [{"type": "turn", "seat": seat}]
+
+
+def _rebuilds_spent(state: State, rebuilds: int) -> bool:
+    """Whether ``rebuilds`` reaches the table's ``max_stock_rebuilds`` (states
+    stored before the option existed have no key: no limit)."""
+    bound = state["options"].get("max_stock_rebuilds")
+    return bound is not None and rebuilds >= bound
 
 
 def _reshuffle(state: State) -> Event:
@@ -585,6 +622,30 @@ def _every_take(state: State, seat: Seat) -> list[Action]:
             {"type": "take_discard", "lay_off": lay_off}
             for lay_off in _every_lay_off(state["table"], pool, must=top)
         ]
+    else:
+        actions += _every_lay_down_and_lay_off(state, seat, top)
+    return actions
+
+
+def _every_lay_down_and_lay_off(state: State, seat: Seat, top: str) -> list[Action]:
+    """For a seat that has not laid down: every way to take ``top``, lay down
+    melds of the hand that do not hold it (a single meld, or every opening under
+    ``opening_minimum``) and lay it off on a meld of the table."""
+    hand = Counter(state["hands"][seat])
+    pool = hand + Counter([top])
+    # Only the melds of the table that take ``top`` with the whole pool can take
+    # it with what the new melds leave.
+    targets = [meld for meld in state["table"] if _every_lay_off([meld], pool, must=top)]
+    if not targets:
+        return []
+    without = Counter({card: count for card, count in hand.items() if card != top})
+    actions: list[Action] = []
+    for specs in _meld_lists(state, seat, without):
+        left = pool - Counter(card for spec in specs for card in spec["cards"])
+        actions += [
+            {"type": "take_discard", "melds": specs, "lay_off": lay_off}
+            for lay_off in _every_lay_off(targets, left, must=top)
+        ]
     return actions
 
 
@@ -655,12 +716,24 @@ def _take_discard_actions(state: State, seat: Seat) -> list[Action]:
         {"type": "take_discard", "melds": specs}
         for specs in _meld_choices(state, seat, pool, must=top)
     ]
+    joins = [
+        {"meld": meld["id"], **lay_off}
+        for meld in state["table"]
+        for lay_off in _joining_lay_offs(meld, top, hand)
+    ]
     if state["laid_down"][seat]:
-        for meld in state["table"]:
-            for lay_off in _joining_lay_offs(meld, top, hand):
-                actions.append(
-                    {"type": "take_discard", "lay_off": {"meld": meld["id"], **lay_off}}
-                )
+        return actions + [{"type": "take_discard", "lay_off": lay_off} for lay_off in joins]
+    if not joins:
+        return actions
+    # Lay down first, then lay the taken card off: melds that leave it alone.
+    without = Counter({card: count for card, count in hand.items() if card != top})
+    for specs in _meld_choices(state, seat, without):
+        left = pool - Counter(card for spec in specs for card in spec["cards"])
+        actions += [
+            {"type": "take_discard", "melds": specs, "lay_off": lay_off}
+            for lay_off in joins
+            if not Counter(lay_off["cards"]) - left
+        ]
     return actions
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from engines.ducale.melds import CARDS, REAL_CARDS
-from engines.ducale.rules import MAX_PLAYERS, MAX_STOCK_REBUILDS
+from engines.ducale.rules import MAX_PLAYERS
 
 _SEAT = validate.Range(min=0, max=MAX_PLAYERS - 1)
 _CARD = validate.OneOf(CARDS)
@@ -69,6 +69,17 @@ class DucaleOptionsSchema(Schema):
             "lay-down in one action worth at least 51 points."
         },
     )
+    max_stock_rebuilds = _int(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(min=0, max=1000),
+        metadata={
+            "description": "null (the rulebook): the stock is rebuilt from the discard "
+            "pile as often as needed. A number: once it has been rebuilt that many "
+            "times in a round, a stock that runs out again ends the round with no "
+            "winner, everyone scoring their hand (tables of bots that must stay bounded)."
+        },
+    )
 
 
 # -- actions -------------------------------------------------------------------
@@ -115,9 +126,17 @@ class DucaleDrawActionSchema(Schema):
 
 class DucaleTakeDiscardActionSchema(DucalePlacementBaseSchema):
     """Take the top card of the discard pile and put it on the table in the same
-    action: in new melds (``melds``) or laid off (``lay_off``)."""
+    action: in new melds (``melds``), laid off (``lay_off``), or both: the melds
+    are laid down first, so a player who had not laid down may then lay the card
+    off on a meld that was on the table (``melds`` and ``lay_off`` together). A
+    first lay-down under ``opening_minimum`` is counted on the melds alone."""
 
     type = _type("take_discard")
+
+    @validates_schema
+    def _melds_or_lay_off(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if "melds" not in data and "lay_off" not in data:
+            raise ValidationError("Give melds, lay_off or both.", "_schema")
 
 
 class DucaleMeldActionSchema(Schema):
@@ -246,10 +265,10 @@ class DucaleViewSchema(Schema):
     stock_size = _int(required=True, validate=validate.Range(min=0))
     stock_rebuilds = _int(
         required=True,
-        validate=validate.Range(min=0, max=MAX_STOCK_REBUILDS),
+        validate=validate.Range(min=0),
         metadata={
-            "description": "Times the discard pile became the stock this round; once it "
-            f"has happened {MAX_STOCK_REBUILDS} times, an empty stock ends the round."
+            "description": "Times the discard pile became the stock this round (no limit "
+            "unless the option max_stock_rebuilds sets one)."
         },
     )
     discard = fields.List(_card(), required=True, metadata={"description": "Top card last."})

@@ -251,7 +251,7 @@ def playout_value(start: State, state: State) -> list[float] | None:
     if state["mode"] == MODE_SOLITAIRE:
         if state["phase"] != OVER:
             return None
-        return [1.0 if outcome(state)["winners"] else 0.0]
+        return [max(0.0, _solitaire_result(state))]
     if state["phase"] == OVER:
         winner = outcome(state)["winners"][0]
         return [1.0 if s == winner else 0.0 for s in range(2)]
@@ -365,8 +365,12 @@ def _manche_value(state: State, seat: Seat, available: list[int]) -> float:
             card = state["to_place"][s]
         elif phase == LAST_CARD and state["pending"][s] and s == seat:
             card = state["hands"][s][0]
+        elif phase == PLACE:
+            # A stuck seat keeps its card, which fits nowhere: it loses the
+            # manche once the other has placed.
+            card = state["to_place"][s]
         scores.append(_placed_score(pyramids[s], card, available, optional=phase == LAST_CARD))
-    return scores[seat] - scores[1 - seat]
+    return _split(scores[seat], scores[1 - seat])
 
 
 def _split_value(
@@ -482,18 +486,27 @@ def _by_spread(pyramids: list[Pyramid]) -> Seat | None:
 
 def _solitaire_value(state: State) -> float:
     if state["phase"] == OVER:
-        return MATCH_WEIGHT if outcome(state)["winners"] else -MATCH_WEIGHT
+        return MATCH_WEIGHT * _solitaire_result(state)
     pyramid = state["pyramids"][0]
     return pyramid_score(pyramid, _available_prefix([pyramid])) - N_SLOTS
 
 
+def _solitaire_result(state: State) -> float:
+    """A finished solitaire: 1 won (10 cards), a completed pyramid less a
+    sixtieth per card drawn beyond 10 (0.5 at 40), -1 lost."""
+    result = outcome(state)
+    if not result["completed"]:
+        return -1.0
+    return 1.0 - (result["cards_drawn"] - N_SLOTS) / 60
+
+
 def _solitaire_rollout(state: State, available: list[int]) -> Action:
-    """Place the drawn card where it leaves the best pyramid, if that is
-    better than setting it aside."""
+    """Place the drawn card where it leaves the best pyramid; a card that
+    fits no empty slot is set aside (the only choice the rules leave)."""
     pyramid = state["pyramids"][0]
     prepared = prepare(pyramid, available, covering=False)
-    slot, score = best_slot(pyramid, state["drawn"], available, prepared)
-    if slot is None or score <= prepared[0]:
+    slot, _ = best_slot(pyramid, state["drawn"], available, prepared)
+    if slot is None:
         return {"type": "discard"}
     return {"type": "place", "slot": slot}
 

@@ -21,10 +21,13 @@ through the API.
 
 Decisions taken where RULES.md and the rulebook are silent:
 
-- A manche is decided as soon as someone is stuck: when the chosen card is
-  handed over, a player whose card fits nowhere loses at once (both stuck: a
-  void manche), without either placement being played. This gives the same
-  result as placing first, since placements never affect the other pyramid.
+- A stuck manche is decided when the offer is complete (RULES.md): when the
+  chosen card is handed over, a player whose card fits nowhere is announced
+  stuck (``stuck`` event) and keeps that card in ``to_place`` without being
+  asked to act; the other player places their card, and only then does the
+  stuck player lose the manche (reason ``stuck``, even when that placement
+  completes the other pyramid: the winner is the same). Both stuck: a void
+  manche at once, as no placement is left to make.
 - During the last-card phase both players are asked (place or ``pass``) even
   when their card fits nowhere, so that no one learns that from the engine.
   A passed last card stays in its owner's hand and is never revealed.
@@ -34,10 +37,13 @@ Decisions taken where RULES.md and the rulebook are silent:
   visible value over the filled slots (0 with fewer than two).
 - The option ``manches_to_win`` is ignored in solitaire.
 - Solitaire: the first card is drawn at setup; after each placement or
-  set-aside the next card is drawn; the game is lost when a card must be
-  drawn and the pile is empty. Set-aside cards are public (they have been
-  seen). The foundation is never shown, not even its top card. The outcome of
-  a lost solitaire has no winner (``winners: []``).
+  set-aside the next card is drawn. A drawn card that fits an empty slot
+  must be placed (``discard`` is then refused); only one that fits none is
+  set aside. The game ends when the pyramid is complete (won, ``winners:
+  [0]``, only with 10 cards drawn; completed but not won with more) or when
+  a card must be drawn and the pile is empty (lost). Set-aside cards are
+  public (they have been seen). The foundation is never shown, not even its
+  top card.
 """
 
 from __future__ import annotations
@@ -132,7 +138,7 @@ def legal_actions(state: State, seat: Seat) -> list[Action]:
     actions: list[Action] = [{"type": "place", "slot": slot} for slot in slots]
     if phase == LAST_CARD:
         actions.append({"type": "pass"})
-    elif phase == DRAW:
+    elif phase == DRAW and not slots:
         actions.append({"type": "discard"})
     return actions
 
@@ -177,7 +183,9 @@ def _apply_offer(state: State, seat: Seat, action: Action) -> list[Event]:
 
 def _apply_choose(state: State, seat: Seat, action: Action) -> list[Event]:
     """ "L'autre joueur prend une de ces 2 cartes et le joueur récupère
-    l'autre." A player whose card fits nowhere loses the manche at once."""
+    l'autre." A player whose card fits nowhere is stuck: both stuck, the
+    manche is void at once; one stuck, it is decided once the other player
+    has placed (``_after_placements``)."""
     card = action.get("card")
     offer = state["offer"]
     if not _is_int(card) or card not in offer["cards"]:
@@ -192,11 +200,10 @@ def _apply_choose(state: State, seat: Seat, action: Action) -> list[Event]:
         events.append({"type": "stuck", "seat": s, "card": state["to_place"][s]})
     if len(stuck) == 2:
         events += _end_manche(state, None, "both_stuck")
-    elif stuck:
-        events += _end_manche(state, 1 - stuck[0], "stuck")
     else:
+        # A stuck seat keeps its card in ``to_place`` and is not asked to act.
         state["phase"] = PLACE
-        state["pending"] = [True, True]
+        state["pending"] = [s not in stuck for s in range(2)]
     return events
 
 
@@ -215,7 +222,7 @@ def _apply_place(state: State, seat: Seat, action: Action) -> list[Event]:
     if state["phase"] == DRAW:
         state["drawn"] = None
         if filled_slots(pyramid) == N_SLOTS:
-            return [event, *_end_solitaire(state, won=True)]
+            return [event, *_end_solitaire(state)]
         return [event, *_draw(state)]
     event["covered"] = covered
     if state["phase"] == LAST_CARD:
@@ -233,8 +240,15 @@ def _apply_pass(state: State, seat: Seat, action: Action) -> list[Event]:
 
 
 def _apply_discard(state: State, seat: Seat, action: Action) -> list[Event]:
-    """Solitaire: the drawn card may be set aside instead of placed."""
+    """Solitaire: "on tire une carte et on doit la poser sur la pyramide";
+    only a card that fits no empty slot is set aside."""
     card = state["drawn"]
+    slots = fitting_slots(state["pyramids"][seat], card, covering=False)
+    if slots:
+        raise IllegalAction(
+            "illegal_action",
+            f"the drawn {card} fits slot(s) {slots}: it must be placed on one of them",
+        )
     state["set_aside"].append(card)
     state["drawn"] = None
     return [{"type": "set_aside", "seat": seat, "card": card}, *_draw(state)]
@@ -253,18 +267,23 @@ _HANDLERS = {
 
 def outcome(state: State) -> dict[str, Any] | None:
     """None while playing. Match: the winner and the manches won. Solitaire:
-    won or lost; the score is the number of cards drawn (10 is perfect)."""
+    completed or not, with the number of cards drawn; won only with a perfect
+    pyramid of 10 cards ("il faut le faire en 10 cartes ... pour être le roi
+    Pacal et gagner")."""
     if state["phase"] != OVER:
         return None
     if state["mode"] == MODE_SOLITAIRE:
-        won = filled_slots(state["pyramids"][0]) == N_SLOTS
+        filled = filled_slots(state["pyramids"][0])
+        completed = filled == N_SLOTS
+        won = completed and state["cards_drawn"] == N_SLOTS
         return {
             "winners": [0] if won else [],
             "scores": [state["cards_drawn"]],
             "won": won,
-            "score": state["cards_drawn"] if won else None,
+            "completed": completed,
+            "score": state["cards_drawn"] if completed else None,
             "cards_drawn": state["cards_drawn"],
-            "filled": filled_slots(state["pyramids"][0]),
+            "filled": filled,
         }
     return {
         "winners": list(state["winners"]),
@@ -514,9 +533,14 @@ def _deal_manche(state: State) -> list[Event]:
 
 def _after_placements(state: State) -> list[Event]:
     """Once both players have placed (or passed), decide the manche or go on:
-    a completed pyramid wins; both complete: the larger spread wins."""
+    a stuck player (whose card is still to place) loses; a completed pyramid
+    wins; both complete: the larger spread wins."""
     if any(state["pending"]):
         return []
+    if state["phase"] == PLACE:
+        stuck = [s for s in range(2) if state["to_place"][s] is not None]
+        if stuck:
+            return _end_manche(state, 1 - stuck[0], "stuck")
     state["offer"] = None
     complete = [s for s in range(2) if filled_slots(state["pyramids"][s]) == N_SLOTS]
     if len(complete) == 1:
@@ -606,7 +630,7 @@ def _deal_solitaire(state: State) -> None:
 def _draw(state: State) -> list[Event]:
     """Draw the next card; an empty pile loses the solitaire."""
     if not state["pile"]:
-        return _end_solitaire(state, won=False)
+        return _end_solitaire(state)
     state["drawn"] = state["pile"].pop()
     state["cards_drawn"] += 1
     return [
@@ -619,13 +643,19 @@ def _draw(state: State) -> list[Event]:
     ]
 
 
-def _end_solitaire(state: State, won: bool) -> list[Event]:
+def _end_solitaire(state: State) -> list[Event]:
+    """A perfect pyramid is won; one finished with more cards is completed; an
+    unfinished one is lost."""
     state["phase"] = OVER
-    if won:
-        event = {"type": "solitaire_won", "score": state["cards_drawn"]}
+    result = outcome(state)
+    assert result is not None
+    if result["won"]:
+        event = {"type": "solitaire_won", "score": result["score"]}
+    elif result["completed"]:
+        event = {"type": "solitaire_completed", "score": result["score"]}
     else:
-        event = {"type": "solitaire_lost", "filled": filled_slots(state["pyramids"][0])}
-    return [event, {"type": "match_over", **outcome(state)}]
+        event = {"type": "solitaire_lost", "filled": result["filled"]}
+    return [event, {"type": "match_over", **result}]
 
 
 def _card_to_place(state: State, seat: Seat) -> int:

@@ -98,7 +98,7 @@ class PacalPassActionSchema(Schema):
 
 
 class PacalDiscardActionSchema(Schema):
-    """Solitaire: set the drawn card aside."""
+    """Solitaire: set the drawn card aside; only allowed when it fits no empty slot."""
 
     type = fields.String(required=True, validate=validate.OneOf(["discard"]))
 
@@ -227,7 +227,9 @@ class PacalOutcomeSchema(Schema):
     winners = fields.List(
         fields.Integer(validate=SEAT),
         required=True,
-        metadata=_doc("The match winner; in solitaire [0] if won, [] if lost."),
+        metadata=_doc(
+            "The match winner; in solitaire [0] only for a perfect pyramid of 10 cards, else []."
+        ),
     )
     scores = fields.List(
         _count(),
@@ -236,11 +238,16 @@ class PacalOutcomeSchema(Schema):
     )
     manches_won = fields.List(_count(), metadata=_doc("Match only."))
     manches_played = _count(metadata=_doc("Match only: deals, voids included."))
-    won = fields.Boolean(metadata=_doc("Solitaire only."))
+    won = fields.Boolean(
+        metadata=_doc("Solitaire only: the pyramid was completed with 10 cards drawn.")
+    )
+    completed = fields.Boolean(
+        metadata=_doc("Solitaire only: all 10 slots were filled (won only with 10 cards).")
+    )
     score = fields.Integer(
         allow_none=True,
         validate=validate.Range(min=10, max=40),
-        metadata=_doc("Solitaire only: cards drawn to complete the pyramid; null if lost."),
+        metadata=_doc("Solitaire only: cards drawn to complete the pyramid; null if unfinished."),
     )
     cards_drawn = _count(metadata=_doc("Solitaire only."))
     filled = _count(metadata=_doc("Solitaire only: slots filled at the end."))

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from service.matches import Matches
-from service.store import DUE_KEY, match_key
+from service.scheduler import LEASES, READY_BOTS, READY_PEOPLE, TIMERS
+from service.store import match_key
 from service.worker import Worker
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem, replay_from_log
@@ -69,7 +70,8 @@ def test_bots_fill_seats_and_a_match_of_bots_plays_itself_out(api, workers, redi
     assert state == stored["state"], "the log replays to the stored state"
     versions = [e["version"] for e in events if e["type"] == "action"]
     assert len(versions) == len(set(versions)), "one action per version"
-    assert redis_client.zscore(DUE_KEY, match["id"]) is None
+    for queue in (READY_PEOPLE, READY_BOTS, TIMERS, LEASES):
+        assert redis_client.zscore(queue, match["id"]) is None
 
 
 def test_a_human_plays_against_a_bot_and_never_waits_for_it(api, workers):
@@ -121,9 +123,9 @@ def test_a_turn_is_played_once_even_if_its_worker_dies(api, matches, redis_clien
     match_id = created["id"]
     version = int(redis_client.hget(match_key(match_id), "v"))
     # a worker claims the bot's turn (leasing it for 1 s), then dies
-    while matches.store.claim(time.time(), 1.0) != match_id:
+    while matches.scheduler.claim(time.time(), 1.0) != match_id:
         pass
-    leased_until = redis_client.zscore(DUE_KEY, match_id)
+    leased_until = redis_client.zscore(LEASES, match_id)
     survivor = Worker(matches, budget_s=0.01, idle_s=0.01)
     thread = threading.Thread(target=survivor.run, daemon=True)
     thread.start()

@@ -133,7 +133,13 @@ def test_the_outcome_reveals_the_seed_and_salt_of_the_commitment_shown_from_crea
     spectator = api.get(game, found["id"]).json()
     assert spectator["seed_commitment"] == first["seed_commitment"]
     assert spectator["outcome"]["seed"] == outcome["seed"]
-    events = api.events(game, found["id"]).json()["events"]
+    events: list[dict[str, Any]] = []
+    after = 0
+    while page := api.events(game, found["id"], after=after).json():
+        if not page["events"]:
+            break
+        events += page["events"]  # a long match's log takes more than one page
+        after = page["next"]
     created, over = events[0], events[-1]
     assert created["type"] == "match_created"
     assert created["seed_commitment"] == first["seed_commitment"]

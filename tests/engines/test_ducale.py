@@ -100,7 +100,11 @@ def test_first_player_is_seat_0_and_moves_clockwise_each_round() -> None:
 def test_players_and_options_are_checked() -> None:
     with pytest.raises(ValueError):
         rules.setup({}, 7, 1)
-    assert GAME.options_schema().load({}) == {"target_score": 500, "opening_minimum": 0}
+    assert GAME.options_schema().load({}) == {
+        "target_score": 500,
+        "opening_minimum": 0,
+        "max_stock_rebuilds": None,
+    }
     errors = GAME.options_schema().validate({"opening_minimum": 30, "target_score": 0, "x": 1})
     assert set(errors) == {"opening_minimum", "target_score", "x"}
 
@@ -506,16 +510,26 @@ def test_nothing_left_to_draw_ends_the_round_with_no_winner() -> None:
     assert entry["scores"] == [5, 100]
 
 
-def test_the_stock_is_rebuilt_at_most_three_times_a_round() -> None:
-    """Decision: a blocked table (every meld full, a card in each hand) must end."""
-    state = arranged(["5S 9D", "KS"], stock="", discard="2C 3C 4C", laid_down=[True, False])
-    state["stock_rebuilds"] = 2
+def test_option_max_stock_rebuilds_bounds_the_rebuilds_of_a_round() -> None:
+    """Without the option there is no limit (``test_rules_audit.py``)."""
+
+    def empty_stock(rebuilds: int) -> dict:
+        state = arranged(
+            ["5S 9D", "KS"],
+            stock="",
+            discard="2C 3C 4C",
+            laid_down=[True, False],
+            max_stock_rebuilds=3,
+        )
+        state["stock_rebuilds"] = rebuilds
+        return state
+
+    state = empty_stock(2)
     play(state, {"type": "discard", "card": "9D"})
     assert GAME.to_act(state) == [1]
     assert play(state, {"type": "draw"}, seat=1)[0]["rebuilds"] == 3
     assert GAME.view(state, None)["stock_rebuilds"] == 3
-    state = arranged(["5S 9D", "KS"], stock="", discard="2C 3C 4C", laid_down=[True, False])
-    state["stock_rebuilds"] = 3
+    state = empty_stock(3)
     events = play(state, {"type": "discard", "card": "9D"})
     assert types(events)[:3] == ["discarded", "stock_exhausted", "round_scored"]
     assert state["history"][0]["went_out"] is None

@@ -41,7 +41,8 @@ def assert_round_played_by_the_rules(before: dict, after: dict, went_out: int | 
             assert len(hand) == rules.HAND_SIZE
     if went_out is None:
         assert not after["stock"]
-        assert len(after["discard"]) < 2 or after["stock_rebuilds"] == rules.MAX_STOCK_REBUILDS
+        bound = bots.playout_bound(before)
+        assert len(after["discard"]) < 2 or after["stock_rebuilds"] == bound
         assert all(after["hands"])
     else:
         assert after["hands"][went_out] == []
@@ -93,10 +94,29 @@ def test_a_stock_that_runs_out_again_ends_the_round_without_a_winner() -> None:
         stock=[],
         discard=["5C"],
         laid_down=[True, True],
-        stock_rebuilds=rules.MAX_STOCK_REBUILDS,
+        stock_rebuilds=3,
     )
+    state["options"]["max_stock_rebuilds"] = 3
     assert bots.simulate_round(state, random.Random(0)) is None
     assert [len(hand) for hand in state["hands"]] == [2, 3]
+
+
+def test_a_playout_at_a_blocked_table_ends_after_a_few_more_rebuilds() -> None:
+    """The rulebook sets no limit, so a playout sets its own: a blocked table
+    (every meld a full set, no meld in any hand) would go on forever."""
+    full = ["6S 6H 6D 6C", "8S 8H 8D 8C", "5S 5H 5D 5C", "2S 2H 2D 2C"]
+    state = arranged(
+        ["3H 9S", "KS"],
+        [table_meld(i, i % 2, cards) for i, cards in enumerate(full)],
+        stock=["9C"],
+        discard=["4D", "JC", "QH"],
+        laid_down=[True, True],
+        stock_rebuilds=5,
+    )
+    assert state["options"]["max_stock_rebuilds"] is None
+    assert bots.playout_bound(state) == 5 + bots.PLAYOUT_STOCK_REBUILDS
+    assert bots.simulate_round(state, random.Random(0)) is None
+    assert state["stock_rebuilds"] == 5 + bots.PLAYOUT_STOCK_REBUILDS
 
 
 def test_an_empty_stock_is_rebuilt_from_the_discard_pile() -> None:

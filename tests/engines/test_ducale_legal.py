@@ -6,7 +6,11 @@ recovered joker), each meaning of a joker, as a new meld or on every table meld;
 for an opening under ``opening_minimum``, every multiset of melds. Whatever
 ``apply`` accepts, in any spelling, must be listed exactly once, in the spelling
 the table keeps (a meld's cards in meld order, a lay-off's in the order they
-join the meld), and only single melds outside an opening.
+join the meld), and only single melds outside an opening. A ``take_discard``
+with both melds and a lay-off is tried where it is the only way: by a seat that
+has not laid down, with melds that leave the taken card to the lay-off (the
+others are the same as a take and then a lay-off or melds, as several melds at
+once are the same as one by one).
 """
 
 from __future__ import annotations
@@ -170,6 +174,13 @@ def brute_force(state: dict) -> set[Key]:
             tries.attempt({"type": "take_discard", "melds": specs})
         for lay_off in lay_offs(pool, state["table"]) if laid_down else ():
             tries.attempt({"type": "take_discard", "lay_off": lay_off})
+        top = state["discard"][-1]
+        without = Counter({card: n for card, n in hand.items() if card != top})
+        for specs in meld_lists(without, opening) if not laid_down else ():
+            left = pool - Counter(card for spec in specs for card in spec["cards"])
+            for lay_off in lay_offs(left, state["table"]):
+                if top in lay_off["cards"]:
+                    tries.attempt({"type": "take_discard", "melds": specs, "lay_off": lay_off})
         return tries.accepted
     for specs in meld_lists(hand, opening):
         tries.attempt({"type": "meld", "melds": specs})
@@ -249,6 +260,20 @@ HAND_MADE = {
         "7H JOKER 9C 3H", [("4H 5H 6H", None)], phase="draw", discard="8H"
     ),
     "the discard in a new meld": position("7S 7H JOKER 8S 9S", [], phase="draw", discard="7D"),
+    "the rulebook's take, lay down and lay off": position(
+        "8S 8D 8C KS", [("4H 5H 6H", None)], phase="draw", discard="7H", laid_down=False
+    ),
+    "an opening, then the discard laid off": position(
+        "QS QD QC KS KD KC 2C",
+        [("4H 5H 6H", None)],
+        phase="draw",
+        discard="7H",
+        laid_down=False,
+        opening=51,
+    ),
+    "a first lay-down, then the discard laid off with a joker": position(
+        "9S 9D 9C JOKER 7H", [("4H 5H 6H", None)], phase="draw", discard="8H", laid_down=False
+    ),
 }
 
 

@@ -273,15 +273,18 @@ def test_a_last_card_that_fits_nowhere_is_never_a_loss() -> None:
 # --- End of a manche ------------------------------------------------------
 
 
-def test_a_player_whose_card_fits_nowhere_loses_the_manche_at_once() -> None:
+def test_a_player_whose_card_fits_nowhere_loses_the_manche() -> None:
+    """Decided once the offer is complete: the other player places first
+    (``test_rules_audit.py``)."""
     state = new_match(13)
     active, other = state["active"], 1 - state["active"]
     choosing(state, [46, 5])
     state["pyramids"][other] = pyramid({0: [45, 44]})  # 46 fits nowhere
     events = play(state, other, {"type": "choose", "card": 46})
-    assert types(events)[:3] == ["chosen", "stuck", "manche_won"]
+    events += play(state, active, {"type": "place", "slot": 9})
+    assert types(events)[:4] == ["chosen", "stuck", "placed", "manche_won"]
     assert events[1] == {"type": "stuck", "seat": other, "card": 46}
-    assert events[2]["seat"] == active and events[2]["reason"] == "stuck"
+    assert events[3]["seat"] == active and events[3]["reason"] == "stuck"
     assert state["manches_won"][active] == 1
     assert state["manche"] == 2 and state["phase"] == "offer"
 
@@ -380,12 +383,13 @@ def test_spread_is_highest_minus_lowest_visible_value() -> None:
 
 
 def _win_a_manche(state: State, winner: int) -> list[dict]:
-    """The loser gets a card that fits nowhere."""
+    """The loser gets a card that fits nowhere; the winner places theirs."""
     loser = 1 - winner
     choosing(state, [49, 50])
     state["pyramids"][loser] = pyramid({0: [48, 47]})
     state["pyramids"][winner] = pyramid({})
-    return play(state, 1 - state["active"], {"type": "choose", "card": 49})
+    events = play(state, 1 - state["active"], {"type": "choose", "card": 49})
+    return events + play(state, winner, {"type": "place", "slot": 0})
 
 
 def test_first_to_three_manches_wins_the_match() -> None:
@@ -460,7 +464,6 @@ def test_solitaire_place_the_drawn_card_on_an_empty_slot_where_the_order_holds()
     assert GAME.legal_actions(state, 0) == [
         {"type": "place", "slot": 1},
         {"type": "place", "slot": 2},
-        {"type": "discard"},
     ]
     events = play(state, 0, {"type": "place", "slot": 2})
     assert events[0] == {"type": "placed", "seat": 0, "slot": 2, "card": 30}
@@ -476,8 +479,10 @@ def test_solitaire_covering_a_card_is_refused() -> None:
     assert code == "illegal_action"
 
 
-def test_solitaire_the_drawn_card_may_be_set_aside() -> None:
+def test_solitaire_a_drawn_card_that_fits_no_empty_slot_is_set_aside() -> None:
     state = new_solitaire(4)
+    state["pyramids"][0] = pyramid({slot: [50 - slot] for slot in range(9)})
+    state["drawn"] = 49  # fits no empty slot: only slot 9 is empty
     card, nxt = state["drawn"], state["pile"][-1]
     events = play(state, 0, {"type": "discard"})
     assert events == [
@@ -487,21 +492,14 @@ def test_solitaire_the_drawn_card_may_be_set_aside() -> None:
     assert state["set_aside"] == [card]
 
 
-def test_solitaire_won_when_all_ten_slots_are_filled_score_is_cards_drawn() -> None:
+def test_solitaire_ends_when_all_ten_slots_are_filled_score_is_cards_drawn() -> None:
+    """Won only with 10 cards (``test_rules_audit.py``)."""
     state = new_solitaire(5)
     state["pyramids"][0] = [list(stack) for stack in NINE]
     state["drawn"], state["cards_drawn"] = 7, 23
     events = play(state, 0, {"type": "place", "slot": 9})
-    assert events[-2] == {"type": "solitaire_won", "score": 23}
     assert events[-1] == {"type": "match_over", **GAME.outcome(state)}
-    assert GAME.outcome(state) == {
-        "winners": [0],
-        "scores": [23],
-        "won": True,
-        "score": 23,
-        "cards_drawn": 23,
-        "filled": 10,
-    }
+    assert GAME.to_act(state) == [] and GAME.outcome(state)["score"] == 23
 
 
 def test_solitaire_perfect_game_of_ten_cards_is_the_roi_pacal() -> None:
@@ -512,15 +510,17 @@ def test_solitaire_perfect_game_of_ten_cards_is_the_roi_pacal() -> None:
     for slot in range(10):
         play(state, 0, {"type": "place", "slot": slot})
     assert GAME.outcome(state)["score"] == 10
+    assert GAME.outcome(state)["winners"] == [0] and GAME.outcome(state)["won"]
 
 
 def test_solitaire_lost_when_the_pile_runs_out() -> None:
     state = new_solitaire(7)
-    while state["pile"]:
-        play(state, 0, {"type": "discard"})
-    assert state["cards_drawn"] == 40 and GAME.outcome(state) is None
+    # Slots 0..8 show 49..41: the last card, 50, fits no empty slot.
+    state["pyramids"][0] = pyramid({slot: [49 - slot] for slot in range(9)})
+    state["pile"], state["drawn"], state["cards_drawn"] = [], 50, 40
+    assert GAME.legal_actions(state, 0) == [{"type": "discard"}]
     events = play(state, 0, {"type": "discard"})
-    assert events[-2] == {"type": "solitaire_lost", "filled": 0}
+    assert events[-2] == {"type": "solitaire_lost", "filled": 9}
     outcome = GAME.outcome(state)
     assert outcome["winners"] == [] and outcome["won"] is False and outcome["score"] is None
     assert GAME.to_act(state) == []
@@ -675,6 +675,7 @@ def test_acting_after_the_match_is_over_is_refused() -> None:
     assert _refused(state, 0, {"type": "offer", "cards": [1, 2]}) == "illegal_action"
     assert GAME.legal_actions(state, 0) == [] and GAME.legal_actions(state, 1) == []
     solitaire = new_solitaire(38)
-    solitaire["pile"] = []
+    solitaire["pyramids"][0] = pyramid({slot: [49 - slot] for slot in range(9)})
+    solitaire["pile"], solitaire["drawn"] = [], 50
     play(solitaire, 0, {"type": "discard"})
     assert _refused(solitaire, 0, {"type": "discard"}) == "illegal_action"

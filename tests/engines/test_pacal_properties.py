@@ -28,10 +28,12 @@ MAX_STEPS = 20_000
 
 
 def random_solitaire(seed: int, check_views: bool = False) -> tuple[State, list]:
-    """``conformance.random_playout`` for the solitaire; a lost one has no winner."""
+    """``conformance.random_playout`` for the solitaire; only a perfect pyramid
+    of 10 cards has a winner."""
     state, log = conformance.random_playout(GAME, 1, seed, SOLITAIRE, check_views=check_views)
     outcome = GAME.outcome(state)
     assert outcome["winners"] == ([0] if outcome["won"] else [])
+    assert outcome["won"] == (outcome["completed"] and outcome["cards_drawn"] == 10)
     return state, log
 
 
@@ -126,8 +128,12 @@ def assert_invariants(state: State, before: dict[str, Any]) -> None:
 
 
 def play_and_check(state: State, seed: int, careful: bool) -> State:
-    for _, _, before, _ in steps(state, seed, pyramids_snapshot, careful):
+    for _, action, before, events in steps(state, seed, pyramids_snapshot, careful):
         assert_invariants(state, before)
+        if action["type"] == "discard":
+            # A solitaire card is set aside only when it fits no empty slot.
+            card = events[0]["card"]
+            assert not fitting_slots(before["pyramids"][0], card, covering=False)
     return state
 
 
@@ -174,9 +180,11 @@ def test_random_matches_keep_the_invariants_and_end(
 def test_random_solitaires_keep_the_invariants_and_end(seed: int, careful: bool) -> None:
     state = play_and_check(conformance.new_match(GAME, 1, seed, SOLITAIRE), seed, careful)
     outcome = GAME.outcome(state)
-    assert outcome["won"] == (outcome["filled"] == 10)
-    if outcome["won"]:
-        assert 10 <= outcome["score"] <= 40
+    assert outcome["completed"] == (outcome["filled"] == 10)
+    assert outcome["won"] == (outcome["completed"] and outcome["cards_drawn"] == 10)
+    assert outcome["winners"] == ([0] if outcome["won"] else [])
+    if outcome["completed"]:
+        assert 10 <= outcome["score"] == outcome["cards_drawn"] <= 40
     else:
         assert outcome["cards_drawn"] == 40 and not state["pile"]
 
@@ -227,6 +235,7 @@ OTHER_KEYS = {
     "slot",
     "manches_played",
     "won",
+    "completed",
 }
 
 
