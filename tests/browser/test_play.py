@@ -222,7 +222,7 @@ def test_a_ducale_meld_with_a_joker_is_built_by_picking_cards(new_page, server):
         f"location.hash = 'match/ducale/{match_id}'"
     )
     page.get_by_role("button", name=re.compile("^Draw from the stock")).click()
-    page.get_by_role("button", name=re.compile("^Sort by")).wait_for()
+    page.get_by_text("Round 1: Ada plays.").wait_for()  # the drawn card is in the hand
     legal = requests.get(
         f"{server.base}/v1/games/ducale/matches/{match_id}/legal-actions",
         headers={"Authorization": f"Bearer {token}"},
