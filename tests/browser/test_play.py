@@ -280,3 +280,24 @@ def test_dekal_turns_with_the_keyboard_alone(new_page, server):
         page.keyboard.press(" ")
     page.get_by_text("turn 4 of 16").wait_for()
     assert not page.locator(".message").inner_text()
+
+
+def test_a_listed_table_is_joined_from_the_lobby_and_its_clock_runs(new_page, server):
+    ada = new_page()
+    create_table(ada, server.base, "gaudi", ["you", "open"], {"turn_timeout_s": 600})
+    bob = new_page()
+    bob.goto(server.base + "/play")
+    bob.locator("#game").select_option("gaudi")
+    tables = bob.get_by_role("region", name="Tables waiting for players")
+    match_id = ada.url.rsplit("/", 1)[1]
+    join = tables.locator(f"a[href$='/{match_id}/1']")
+    join.wait_for()
+    assert join.inner_text() == "Join seat 2"
+    join.click()
+    bob.get_by_label("Your name").fill("Bob")
+    bob.get_by_role("button", name="Take the seat").click()
+    for page in (ada, bob):
+        page.get_by_text(re.compile(r"table \w+ · active")).wait_for()
+    clock = ada.locator("li.to-act .clock")
+    clock.wait_for()
+    assert re.fullmatch(r" · (9|10):\d\d left", clock.inner_text()), clock.inner_text()
