@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from marshmallow import Schema
+from marshmallow import Schema, fields
 
 State = dict[str, Any]
 Action = dict[str, Any]
@@ -52,6 +52,7 @@ class Game(Protocol):
     action_schemas: dict[str, type[Schema]]  # action "type" -> schema of that action
     view_schema: type[Schema]  # documents view(); used in the OpenAPI contract
     outcome_schema: type[Schema]  # documents outcome()
+    event_schemas: dict[str, type[Schema]]  # event "type" -> schema of that event
 
     def setup(self, options: dict[str, Any], n_players: int, seed: int) -> State:
         """A new match. ``options`` were loaded by ``options_schema``."""
@@ -80,6 +81,18 @@ class Game(Protocol):
     def outcome(self, state: State) -> dict[str, Any] | None:
         """None while the match goes on; else at least ``winners`` and ``scores``."""
         ...
+
+
+# The metadata key naming a field's value type (a card, a tile...): the
+# contract makes each value type one named component, so that a generated
+# client has one type for a card read from a view and put into an action.
+VALUE_TYPE = "x-value-type"
+
+
+def named(name: str, field: fields.Field) -> fields.Field:
+    """``field``, marked as the game's value type ``name`` (e.g. ``"DucaleCard"``)."""
+    field.metadata = {**field.metadata, VALUE_TYPE: name}
+    return field
 
 
 @contextmanager

@@ -16,29 +16,39 @@ from flask import Response, current_app, request, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Api, Blueprint
 from flask_smorest.utils import prepare_response
-from marshmallow import Schema, ValidationError, fields
+from marshmallow import Schema, ValidationError, fields, validate
 
 from engines import GAMES
 from engines.ai.policies import supported
 from engines.core import Game
 from service import auth, lifecycle_api, lobby
-from service.caching import ETAG_HEADER, VIEWER_HEADERS, if_match_version, names_etag, viewer_etag
+from service.caching import VIEWER_HEADERS, if_match_version, names_etag, viewer_etag
+from service.contract import (
+    OPTIONAL_TOKEN,
+    REF,
+    complete,
+    event_components,
+    header_parameters,
+    header_ref,
+)
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
 from service.matches import Matches, present
 from service.schemas import (
     TURN_TIMEOUT,
+    ActionQuerySchema,
     CreateMatchSchema,
     EventsQuerySchema,
-    EventsSchema,
     GamesSchema,
     JoinedSchema,
     JoinSchema,
     LobbyQuerySchema,
     LobbySchema,
+    MatchQuerySchema,
     MatchSchema,
     RecordSchema,
     StreamQuerySchema,
 )
+from service.turns import wait_for_turn
 
 
 class LudothequeApi(Api):
@@ -89,12 +99,23 @@ PROBLEMS = {
 }
 
 
-SSE_RESPONSE = {
-    "description": "Server-Sent Events: each event's `id:` is its index and its `data:` the "
-    "event as in the log (redacted for the caller); comment lines keep the connection alive; "
-    "the stream ends after `match_over`.",
-    "content": {"text/event-stream": {"schema": {"type": "string"}}},
-}
+def sse_response(event: str) -> dict[str, Any]:
+    """The stream's 200 answer: Server-Sent Events whose data are ``event``s."""
+    return {
+        "description": "Server-Sent Events: each event's `id:` is its index and its `data:` "
+        f"the event as in the log, one JSON `{event}` (redacted for the caller); comment "
+        "lines keep the connection alive; the stream ends after `match_over`.",
+        "headers": {
+            "Cache-Control": header_ref("Cache-Control"),
+            "X-Accel-Buffering": header_ref("X-Accel-Buffering"),
+        },
+        "content": {
+            "text/event-stream": {
+                "schema": {"type": "string"},
+                "x-event-data": {"$ref": f"#/components/schemas/{event}"},
+            }
+        },
+    }
 
 
 def problems(*statuses: int, stream: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -117,7 +138,7 @@ def problems(*statuses: int, stream: dict[str, Any] | None = None) -> dict[str, 
 
 
 SEAT_TOKEN = [{"seatToken": []}]
-OPTIONAL_SEAT_TOKEN = [{"seatToken": []}, {}]
+OPTIONAL_SEAT_TOKEN = OPTIONAL_TOKEN
 
 
 def json_response(
@@ -221,7 +242,13 @@ def game_components(api: Api, game: Game) -> dict[str, str]:
             },
         },
     )
-    return {"action": action, "legal_actions": f"{prefix}LegalActions"}
+    events = event_components(spec, game, action)
+    return {
+        "action": action,
+        "legal_actions": f"{prefix}LegalActions",
+        "event": events,
+        "events": f"{events}s",
+    }
 
 
 @functools.cache
@@ -231,10 +258,19 @@ def game_schemas(game: Game) -> tuple[type[Schema], type[Schema], type[Schema]]:
     options = type(
         f"{prefix}MatchOptionsSchema", (game.options_schema,), {"turn_timeout_s": TURN_TIMEOUT}
     )
+    players = CreateMatchSchema._declared_fields["players"]
     create = type(
         f"{prefix}CreateMatchSchema",
         (CreateMatchSchema,),
-        {"options": fields.Nested(options)},
+        {
+            "options": fields.Nested(options),
+            "players": fields.List(
+                players.inner,
+                required=True,
+                validate=validate.Length(min=game.min_players, max=game.max_players),
+                metadata=players.metadata,
+            ),
+        },
     )
     match = type(
         f"{prefix}MatchSchema",
@@ -243,6 +279,14 @@ def game_schemas(game: Game) -> tuple[type[Schema], type[Schema], type[Schema]]:
             "options": fields.Nested(options, required=True),
             "view": fields.Nested(game.view_schema, required=True),
             "outcome": lifecycle_api.outcome_field(game),
+            "legal_actions": fields.List(
+                fields.Raw(metadata={REF: f"{prefix}Action"}),
+                metadata={
+                    "description": "Only with ?legal_actions=true: every action the caller's "
+                    "seat may play now, each exactly as POST .../actions takes it (empty when "
+                    "it is not to act, and for a spectator)."
+                },
+            ),
         },
     )
     return options, create, match
@@ -303,7 +347,11 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
     @blp.route("/matches")
     class MatchCollection(MethodView):
         @blp.arguments(create_schema)
-        @blp.response(201, match_schema)
+        @blp.response(
+            201,
+            match_schema,
+            headers={"ETag": header_ref("ETag"), "Location": header_ref("Location")},
+        )
         @blp.doc(operationId=f"{name}_create_match", **problems(400, 413, 422, 429, 503))
         def post(self, body: dict[str, Any]) -> Response:
             """Create a match.
@@ -344,29 +392,34 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
 
     @blp.route("/matches/<match_id>")
     class MatchResource(MethodView):
-        @blp.response(200, match_schema, headers=ETAG_HEADER | VIEWER_HEADERS)
+        @blp.arguments(MatchQuerySchema, location="query", as_kwargs=True)
+        @blp.response(200, match_schema, headers={"ETag": header_ref("ETag")} | VIEWER_HEADERS)
         @blp.doc(
             operationId=f"{name}_get_match",
             security=OPTIONAL_SEAT_TOKEN,
-            parameters=[{"in": "header", "name": "If-None-Match", "schema": {"type": "string"}}],
+            **header_parameters(
+                {"in": "header", "name": "If-None-Match", "schema": {"type": "string"}}
+            ),
             **problems(401, 403, 404, 503),
         )
         @blp.alt_response(
             304,
             description="Not modified: your view of this version is the one you named",
-            headers=ETAG_HEADER | VIEWER_HEADERS,
+            headers={"ETag": header_ref("ETag")} | VIEWER_HEADERS,
         )
-        def get(self, match_id: str) -> Response:
+        def get(self, match_id: str, legal_actions: bool, wait: float) -> Response:
             """The match as the caller may see it: a seat's view with its token,
             a spectator's without. `ETag` names the version and the viewer; the
             token is checked before `If-None-Match` is."""
             token = auth.bearer_token()
             loaded = matches().load(game, match_id)
             seat = matches().seat_for(loaded, token)
+            if wait and seat is not None:  # first the turn, then whether the version is news
+                loaded = wait_for_turn(matches(), game, match_id, loaded, seat, wait)
             tag = etag(loaded.version, seat)
             if none_match(tag):
                 return Response(status=304, headers={"ETag": tag})
-            payload = present(game, loaded.match, loaded.version, seat)
+            payload = present(game, loaded.match, loaded.version, seat, legal_actions)
             return json_response(payload, headers={"ETag": tag})
 
     @blp.route("/matches/<match_id>/record")
@@ -408,7 +461,16 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
 
     @blp.route("/matches/<match_id>/actions")
     class Actions(MethodView):
-        @blp.response(200, match_schema, headers=VIEWER_HEADERS)
+        @blp.arguments(ActionQuerySchema, location="query", as_kwargs=True)
+        @blp.response(
+            200,
+            match_schema,
+            headers={
+                "ETag": header_ref("ETag"),
+                "Idempotent-Replayed": header_ref("Idempotent-Replayed"),
+            }
+            | VIEWER_HEADERS,
+        )
         @blp.doc(
             operationId=f"{name}_play_action",
             security=SEAT_TOKEN,
@@ -416,7 +478,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                 "required": True,
                 "content": {"application/json": {"schema": ref["action"]}},
             },
-            parameters=[
+            **header_parameters(
                 {
                     "in": "header",
                     "name": "If-Match",
@@ -430,25 +492,31 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                     "schema": {"type": "string", "maxLength": 200},
                     "description": "a retried request with the same key returns the first answer",
                 },
-            ],
+            ),
             **problems(400, 401, 403, 404, 409, 412, 413, 422, 503),
         )
-        def post(self, match_id: str) -> Response:
-            """Play one action; the answer is the match as the caller sees it after it."""
+        def post(self, match_id: str, legal_actions: bool) -> Response:
+            """Play one action; the answer is the match as the caller sees it after it
+            (with `?legal_actions=true`, and the seat's legal actions then)."""
             token = required_token()
             if_match = if_match_version()
             key = request.headers.get("Idempotency-Key")
             if key is not None and not 1 <= len(key) <= 200:
                 raise Problem(400, "invalid_request", "Idempotency-Key takes 1 to 200 characters")
             action = load_action(loaders)
-            body, replayed = matches().play(game, match_id, token, action, if_match, key)
-            headers = {"Idempotent-Replayed": "true"} if replayed else {}
+            body, replayed = matches().play(
+                game, match_id, token, action, if_match, key, legal_actions
+            )
+            answer = orjson.loads(body)  # the version and seat the ETag names (µs)
+            headers = {"ETag": etag(answer["version"], answer["your_seat"])}
+            if replayed:
+                headers["Idempotent-Replayed"] = "true"
             return json_response(body, headers=headers)
 
     @blp.route("/matches/<match_id>/events")
     class Events(MethodView):
         @blp.arguments(EventsQuerySchema, location="query", as_kwargs=True)
-        @blp.response(200, EventsSchema, headers=VIEWER_HEADERS)
+        @blp.response(200, ref["events"], headers=VIEWER_HEADERS)
         @blp.doc(
             operationId=f"{name}_events",
             security=OPTIONAL_SEAT_TOKEN,
@@ -466,15 +534,15 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         @blp.doc(
             operationId=f"{name}_stream",
             security=OPTIONAL_SEAT_TOKEN,
-            parameters=[
+            **header_parameters(
                 {
                     "in": "header",
                     "name": "Last-Event-ID",
                     "schema": {"type": "string"},
                     "description": "resume after this event index",
                 }
-            ],
-            **problems(400, 401, 403, 404, 503, stream=SSE_RESPONSE),
+            ),
+            **problems(400, 401, 403, 404, 503, stream=sse_response(names["event"])),
         )
         def get(self, match_id: str, after: int) -> Response:
             """Follow the match live, as Server-Sent Events."""
@@ -530,3 +598,4 @@ def init_api(api: Api) -> None:
     api.register_blueprint(games_blueprint(api))
     for game in GAMES.values():
         api.register_blueprint(game_blueprint(api, game))
+    complete(api.spec)

@@ -85,8 +85,9 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_MIN_REPLICAS": 0,
     "REDIS_REPLICAS_TIMEOUT_MS": 1000,
     "RATELIMIT_ENABLED": True,
-    "RATE_LIMIT_PER_ADDRESS": "6000/minute",
-    "RATE_LIMIT_PER_TOKEN": "1200/minute",
+    "RATE_LIMIT_PER_ADDRESS": "30000/minute",
+    # a bot playing a full match at full speed with the recommended loop (docs/api.md)
+    "RATE_LIMIT_PER_TOKEN": "15000/minute",
     "CORS_ORIGINS": [],
     "TRUSTED_PROXIES": 0,
     "WAITING_TTL": 3600,
@@ -95,7 +96,7 @@ DEFAULTS: dict[str, Any] = {
     "METRICS_BIND": "",
     "BOT_SEATS_PER_ADDRESS": 12,
     "BOT_MATCH_BUDGET_S": 600.0,
-    "API_TITLE": "Ludothèque",
+    "API_TITLE": "Ludotheque API",  # ASCII: generated clients take their package name from it
     "API_VERSION": "v1",
     "OPENAPI_VERSION": "3.1.0",
     "OPENAPI_URL_PREFIX": "/",

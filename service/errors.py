@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 from flask import Flask, Response
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 from redis.exceptions import RedisClusterException, RedisError
 from werkzeug.exceptions import HTTPException
 
@@ -42,6 +42,45 @@ HTTP_CODES = {
     503: "store_unavailable",
 }
 
+# Every code the server answers with (a test checks the source for others).
+CODES = [
+    "invalid_request",
+    "illegal_action",
+    "invalid_options",
+    "token_required",
+    "invalid_token",
+    "not_found",
+    "game_not_found",
+    "match_not_found",
+    "seat_not_found",
+    "method_not_allowed",
+    "not_acceptable",
+    "not_your_turn",
+    "match_not_started",
+    "match_over",
+    "seat_taken",
+    "conflict",
+    "version_mismatch",
+    "idempotency_key_reused",
+    "payload_too_large",
+    "unsupported_media_type",
+    "too_many_requests",
+    "seed_not_allowed",
+    "match_not_over",
+    "too_many_matches_created",
+    "too_many_waiting_matches",
+    "bot_seats_exceeded",
+    "not_your_seat",
+    "match_started",
+    "seeded_match",
+    "seat_resigned",
+    "abort_too_late",
+    "rematch_already_accepted",
+    "seat_reserved",
+    "store_unavailable",
+    "internal_error",
+]
+
 
 class Problem(Exception):
     """An error answer: HTTP status, stable code, human detail, extra members."""
@@ -65,25 +104,21 @@ class Problem(Exception):
 class ProblemSchema(Schema):
     """RFC 9457 problem details, with Ludothèque's stable ``code``."""
 
-    type = fields.String(metadata={"description": "URI of the problem type"})
-    title = fields.String(metadata={"description": "short summary of the problem type"})
-    status = fields.Integer()
-    detail = fields.String(metadata={"description": "what went wrong this time"})
+    type = fields.String(required=True, metadata={"description": "URI of the problem type"})
+    title = fields.String(
+        required=True, metadata={"description": "short summary of the problem type"}
+    )
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True, metadata={"description": "what went wrong this time"})
     code = fields.String(
-        metadata={
-            "description": "stable machine-readable code: invalid_request, illegal_action, "
-            "invalid_options, token_required, invalid_token, not_found, game_not_found, "
-            "match_not_found, seat_not_found, not_your_turn, match_not_started, match_over, "
-            "seat_taken, conflict, version_mismatch, idempotency_key_reused, "
-            "seed_not_allowed, match_not_over, "
-            "payload_too_large, too_many_requests, too_many_matches_created, "
-            "too_many_waiting_matches, bot_seats_exceeded, store_unavailable, internal_error; "
-            "lobby and lifecycle "
-            "(docs/lobby.md): not_your_seat, match_started, seeded_match, seat_resigned, "
-            "abort_too_late, rematch_already_accepted, seat_reserved"
-        }
+        required=True,
+        validate=validate.OneOf(CODES),
+        metadata={"description": "stable machine-readable code (see docs/api.md)"},
     )
     errors = fields.Dict(metadata={"description": "per-field validation errors"})
+    version = fields.Integer(
+        metadata={"description": "on 412 (version_mismatch), always: the match version now"}
+    )
 
 
 def problem_response(problem: Problem) -> Response:

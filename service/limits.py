@@ -21,6 +21,7 @@ that answer becomes the 429 when a limit is over: no request goes uncounted.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -86,7 +87,8 @@ class RateLimits:
                 Counter(
                     f"{PREFIX}:{scope}:{limit.amount}/{expiry}:{who}:{window}",
                     limit,
-                    max(1, int((window + 1) * expiry - now)),
+                    # ceil: a request made Retry-After seconds later is in the next window
+                    max(1, math.ceil((window + 1) * expiry - now)),
                 )
             )
         return found

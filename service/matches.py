@@ -52,10 +52,18 @@ def status_of(game: Game, match: dict[str, Any]) -> str:
     return "finished" if game.outcome(match["state"]) is not None else "active"
 
 
-def present(game: Game, match: dict[str, Any], version: int, seat: int | None) -> dict[str, Any]:
-    """The match as ``seat`` (None: a spectator) may see it."""
+def present(
+    game: Game, match: dict[str, Any], version: int, seat: int | None, legal: bool = False
+) -> dict[str, Any]:
+    """The match as ``seat`` (None: a spectator) may see it; with ``legal``,
+    also the seat's legal actions (empty unless it is to act)."""
     state = match["state"]
     status = status_of(game, match)
+    if legal:
+        to_act = status == "active" and seat is not None and seat in game.to_act(state)
+        return present(game, match, version, seat) | {
+            "legal_actions": game.legal_actions(state, seat) if to_act else []
+        }
     return {
         "id": match["id"],
         "game": match["game"],
@@ -310,8 +318,10 @@ class Matches:
         action: dict[str, Any],
         if_match: int | None = None,
         idempotency: str | None = None,
+        legal: bool = False,
     ) -> tuple[bytes, bool]:
-        """Play ``action``; return the answer's JSON and whether it is a replay.
+        """Play ``action``; return the answer's JSON (with the seat's legal
+        actions next when ``legal``) and whether it is a replay.
 
         When this process remembers the match (it read or wrote it last), the
         action is judged on that and written in one round trip, the write's
@@ -343,7 +353,7 @@ class Matches:
                     raise
                 loaded = None  # remembered, perhaps no longer current: read it
                 continue
-            body = orjson.dumps(present(game, match, loaded.version + 1, seat))
+            body = orjson.dumps(present(game, match, loaded.version + 1, seat, legal))
             record = None
             if replay_key is not None:
                 record = (
@@ -358,7 +368,10 @@ class Matches:
                 ACTIONS.labels(game.name, "seat").inc()
                 return body, False
             if if_match is not None:
-                raise Problem(412, "version_mismatch", "the match changed meanwhile")
+                now_at = written.current.version if written.current else loaded.version + 1
+                raise Problem(
+                    412, "version_mismatch", "the match changed meanwhile", version=now_at
+                )
             CAS_RETRIES.labels(game.name).inc()
             loaded, fresh = written.current, True  # as the write found it (None: gone)
         raise Problem(409, "conflict", "too many concurrent changes to this match; retry")

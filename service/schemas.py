@@ -245,6 +245,27 @@ class EventsSchema(Schema):
     )
 
 
+class ActionQuerySchema(Schema):
+    legal_actions = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "true: the answer also carries the caller's legal actions "
+            "(`legal_actions`), so that a turn costs one read and one write"
+        },
+    )
+
+
+class MatchQuerySchema(ActionQuerySchema):
+    wait = fields.Float(
+        load_default=0,
+        validate=validate.Range(min=0, max=30),
+        metadata={
+            "description": "with a seat's token: answer as soon as the seat is to act or "
+            "the match is over, waiting at most this many seconds (at most 30)"
+        },
+    )
+
+
 class EventsQuerySchema(Schema):
     after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_INDEX))
     limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=1000))

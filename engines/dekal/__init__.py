@@ -23,6 +23,7 @@ class DekalGame:
     }
     view_schema = schemas.DekalViewSchema
     outcome_schema = schemas.DekalOutcomeSchema
+    event_schemas = schemas.EVENT_SCHEMAS
 
     setup = staticmethod(rules.setup)
     to_act = staticmethod(rules.to_act)

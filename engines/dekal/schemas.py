@@ -11,6 +11,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
+from engines.core import named
 from engines.dekal.rules import (
     DIRECTIONS,
     FIRST_PLAYER_RULES,
@@ -29,6 +30,16 @@ _FOUR = validate.Length(equal=SIZE)
 
 def _int(**kwargs: Any) -> fields.Integer:
     return fields.Integer(strict=True, **kwargs)
+
+
+def _value(**kwargs: Any) -> fields.Field:
+    """A card's value, 1 to 10."""
+    return named("DekalValue", _int(validate=_VALUE, **kwargs))
+
+
+def _direction(**kwargs: Any) -> fields.Field:
+    """The side a card enters a grid from."""
+    return named("DekalDirection", fields.String(validate=validate.OneOf(DIRECTIONS), **kwargs))
 
 
 # -- options ---------------------------------------------------------------
@@ -89,12 +100,11 @@ class DekalTakeActionSchema(Schema):
     into one's grid from the given side of the hole's row or column."""
 
     type = fields.String(required=True, validate=validate.OneOf(["take"]))
-    value = _int(required=True, validate=_VALUE)
-    from_ = fields.String(
+    value = _value(required=True)
+    from_ = _direction(
         required=True,
         data_key="from",
         attribute="from",
-        validate=validate.OneOf(DIRECTIONS),
         metadata={"description": "The side the card enters from."},
     )
 
@@ -113,7 +123,7 @@ class DekalCellSchema(Schema):
     """A card in a grid; ``value`` is null while the card is face down."""
 
     face_up = fields.Boolean(required=True)
-    value = _int(required=True, allow_none=True, validate=_VALUE)
+    value = _value(required=True, allow_none=True)
 
 
 class DekalPlayerSchema(Schema):
@@ -144,7 +154,7 @@ class DekalReserveSchema(Schema):
 
     count = _int(required=True, metadata={"description": "Face-down cards left."})
     drawn = fields.List(
-        _int(validate=_VALUE),
+        _value(),
         required=True,
         metadata={"description": "Cards drawn face up to break a tie, in draw order."},
     )
@@ -186,9 +196,7 @@ class DekalViewSchema(Schema):
         validate=_SEAT,
         metadata={"description": "Draft phase: the seat taking a card."},
     )
-    centre = fields.List(
-        _int(validate=_VALUE), required=True, metadata={"description": "Sorted values."}
-    )
+    centre = fields.List(_value(), required=True, metadata={"description": "Sorted values."})
     reserve = fields.Nested(DekalReserveSchema, required=True)
     players = fields.List(fields.Nested(DekalPlayerSchema), required=True)
     manches = fields.List(fields.Nested(DekalMancheResultSchema), required=True)
@@ -215,3 +223,118 @@ class DekalOutcomeSchema(Schema):
         metadata={"description": "Per manche, the score of each seat."},
     )
     manches = _int(required=True, metadata={"description": "Manches played."})
+
+
+# -- events ----------------------------------------------------------------
+# One schema per event type the engine emits (``rules.py``); the service adds
+# ``index`` and ``version``, and strips ``to`` before anyone sees an event.
+
+
+def _event(name: str) -> fields.String:
+    return fields.String(required=True, validate=validate.OneOf([name]))
+
+
+class DekalChosenEventSchema(Schema):
+    """A seat has chosen its card to reveal (not which)."""
+
+    type = _event("chosen")
+    seat = _int(required=True, validate=_SEAT)
+
+
+class DekalRevealedCardSchema(Schema):
+    """A card turned face up into the centre, and where it came from."""
+
+    seat = _int(required=True, validate=_SEAT)
+    row = _int(required=True, validate=_INDEX)
+    col = _int(required=True, validate=_INDEX)
+    value = _value(required=True)
+
+
+class DekalRevealedEventSchema(Schema):
+    """Every seat had chosen: the chosen cards are face up in the centre."""
+
+    type = _event("revealed")
+    manche = _int(required=True)
+    turn = _int(required=True, validate=validate.Range(min=1, max=16))
+    cards = fields.List(fields.Nested(DekalRevealedCardSchema), required=True)
+
+
+class DekalReserveDrawSchema(Schema):
+    """A tied seat's draw from the reserve."""
+
+    seat = _int(required=True, validate=_SEAT)
+    value = _value(required=True)
+
+
+class DekalReserveDrawnEventSchema(Schema):
+    """Tied seats drew from the reserve to decide the first player."""
+
+    type = _event("reserve_drawn")
+    draws = fields.List(fields.Nested(DekalReserveDrawSchema), required=True)
+
+
+class DekalFirstPlayerEventSchema(Schema):
+    """The first player of the manche, and how it was decided."""
+
+    type = _event("first_player")
+    seat = _int(required=True, validate=_SEAT)
+    by = fields.String(
+        required=True, validate=validate.OneOf(["lowest_card", "reserve", "random"])
+    )
+
+
+class DekalTakenEventSchema(Schema):
+    """A seat took a card from the centre and pushed it into its grid."""
+
+    type = _event("taken")
+    seat = _int(required=True, validate=_SEAT)
+    value = _value(required=True)
+    from_ = _direction(required=True, data_key="from", attribute="from")
+    hole = fields.Nested(DekalPositionSchema, required=True)
+
+
+class DekalTurnStartedEventSchema(Schema):
+    """A new turn's reveal phase begins."""
+
+    type = _event("turn_started")
+    manche = _int(required=True)
+    turn = _int(required=True, validate=validate.Range(min=1, max=16))
+    first_player = _int(required=True, validate=_SEAT)
+
+
+class DekalMancheScoredEventSchema(DekalMancheResultSchema):
+    """A manche is over: every grid face up, and its scores."""
+
+    type = _event("manche_scored")
+    grids = fields.List(
+        fields.List(fields.List(_value(), validate=_FOUR), validate=_FOUR),
+        required=True,
+        metadata={"description": "Per seat, 4 rows of 4 values."},
+    )
+
+
+class DekalMancheStartedEventSchema(Schema):
+    """A new manche is dealt."""
+
+    type = _event("manche_started")
+    manche = _int(required=True)
+    first_player = _int(required=True, validate=_SEAT)
+
+
+class DekalMatchOverEventSchema(DekalOutcomeSchema):
+    """The match is over: its outcome."""
+
+    type = _event("match_over")
+
+
+EVENT_SCHEMAS: dict[str, type[Schema]] = {
+    "chosen": DekalChosenEventSchema,
+    "revealed": DekalRevealedEventSchema,
+    "reserve_drawn": DekalReserveDrawnEventSchema,
+    "first_player": DekalFirstPlayerEventSchema,
+    "taken": DekalTakenEventSchema,
+    "turn_started": DekalTurnStartedEventSchema,
+    "manche_scored": DekalMancheScoredEventSchema,
+    "manche_started": DekalMancheStartedEventSchema,
+    "match_over": DekalMatchOverEventSchema,
+}

@@ -24,6 +24,7 @@ class DucaleGame:
     outcome_schema: type[Schema] = schemas.DucaleOutcomeSchema
     # What ``ludotheque arena`` plays with: matches between bots must end.
     arena_options = rules.ARENA_OPTIONS
+    event_schemas: dict[str, type[Schema]] = schemas.EVENT_SCHEMAS
 
     setup = staticmethod(rules.setup)
     to_act = staticmethod(rules.to_act)

@@ -12,6 +12,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+from engines.core import named
 from engines.ducale.melds import CARDS, REAL_CARDS
 from engines.ducale.rules import MAX_PLAYERS
 
@@ -24,13 +25,22 @@ def _int(**kwargs: Any) -> fields.Integer:
     return fields.Integer(strict=True, **kwargs)
 
 
-def _card(**kwargs: Any) -> fields.String:
-    return fields.String(validate=_CARD, **kwargs)
+def _card(**kwargs: Any) -> fields.Field:
+    return named("DucaleCard", fields.String(validate=_CARD, **kwargs))
 
 
-def _joker_as(**kwargs: Any) -> fields.String:
-    return fields.String(
-        validate=_REAL_CARD,
+def _real_card(**kwargs: Any) -> fields.Field:
+    """A card that is not a joker."""
+    return named("DucaleRealCard", fields.String(validate=_REAL_CARD, **kwargs))
+
+
+def _meld_id(**kwargs: Any) -> fields.Field:
+    """A meld on the table, by its id (as the view's ``table`` shows it)."""
+    return named("DucaleMeldId", _int(validate=validate.Range(min=0), **kwargs))
+
+
+def _joker_as(**kwargs: Any) -> fields.Field:
+    return _real_card(
         metadata={
             "description": "The card the joker stands for; needed when the cards hold "
             "a joker whose place is ambiguous (an end of a run, a set of 3)."
@@ -95,7 +105,7 @@ class DucaleMeldSpecSchema(Schema):
 class DucaleLayOffSpecSchema(Schema):
     """Cards from the hand added to a meld on the table."""
 
-    meld = _int(required=True, validate=validate.Range(min=0))
+    meld = _meld_id(required=True)
     cards = _cards(1, required=True)
     joker_as = _joker_as()
 
@@ -150,7 +160,7 @@ class DucaleLayOffActionSchema(Schema):
     """Add cards from the hand to a meld on the table (once laid down)."""
 
     type = _type("lay_off")
-    meld = _int(required=True, validate=validate.Range(min=0))
+    meld = _meld_id(required=True)
     cards = _cards(1, required=True)
     joker_as = _joker_as()
 
@@ -160,8 +170,8 @@ class DucaleSwapJokerActionSchema(DucalePlacementBaseSchema):
     hand), and put that joker on the table at once: in new melds or laid off."""
 
     type = _type("swap_joker")
-    meld = _int(required=True, validate=validate.Range(min=0))
-    card = fields.String(required=True, validate=_REAL_CARD)
+    meld = _meld_id(required=True)
+    card = _real_card(required=True)
 
 
 class DucaleDiscardActionSchema(Schema):
@@ -188,10 +198,9 @@ class DucaleMeldCardSchema(Schema):
     """A card of a meld; a joker carries the card it stands for in ``as``."""
 
     card = _card(required=True)
-    as_ = fields.String(
+    as_ = _real_card(
         data_key="as",
         attribute="as",
-        validate=_REAL_CARD,
         metadata={"description": "Only on a joker: the card it stands for."},
     )
 
@@ -199,7 +208,7 @@ class DucaleMeldCardSchema(Schema):
 class DucaleMeldSchema(Schema):
     """A meld on the table; a run's cards are in order, low to high."""
 
-    id = _int(required=True, validate=validate.Range(min=0))
+    id = _meld_id(required=True)
     owner = _int(required=True, validate=_SEAT)
     kind = fields.String(required=True, validate=validate.OneOf(["set", "run"]))
     cards = fields.List(fields.Nested(DucaleMeldCardSchema), required=True)
@@ -284,3 +293,138 @@ class DucaleOutcomeSchema(Schema):
     winners = fields.List(_int(validate=_SEAT), required=True)
     scores = fields.List(_int(), required=True, metadata={"description": "Final totals."})
     rounds = fields.List(fields.Nested(DucaleRoundSchema), required=True)
+
+
+# -- events --------------------------------------------------------------------
+# One schema per event type the engine emits (``rules.py``); the service adds
+# ``index`` and ``version``, and strips ``to`` before anyone sees an event.
+
+
+def _event(name: str) -> fields.String:
+    return fields.String(required=True, validate=validate.OneOf([name]))
+
+
+def _seat() -> fields.Integer:
+    return _int(required=True, validate=_SEAT)
+
+
+class DucaleDrewEventSchema(Schema):
+    """A seat drew from the stock (everyone sees that, not the card)."""
+
+    type = _event("drew")
+    seat = _seat()
+    stock_size = _int(required=True, validate=validate.Range(min=0))
+
+
+class DucaleCardDrawnEventSchema(Schema):
+    """Only the drawer sees it: the card drawn."""
+
+    type = _event("card_drawn")
+    seat = _seat()
+    card = _card(required=True)
+
+
+class DucaleStockRebuiltEventSchema(Schema):
+    """The discard pile, less its top card, became the stock."""
+
+    type = _event("stock_rebuilt")
+    stock_size = _int(required=True, validate=validate.Range(min=0))
+    rebuilds = _int(required=True, validate=validate.Range(min=1))
+
+
+class DucaleStockExhaustedEventSchema(Schema):
+    """The stock ran out for good: the round ends with nobody out."""
+
+    type = _event("stock_exhausted")
+
+
+class DucaleTookDiscardEventSchema(Schema):
+    type = _event("took_discard")
+    seat = _seat()
+    card = _card(required=True)
+
+
+class DucaleJokerSwappedEventSchema(Schema):
+    type = _event("joker_swapped")
+    seat = _seat()
+    meld = _meld_id(required=True)
+    card = _real_card(required=True, metadata={"description": "The card that took its place."})
+
+
+class DucaleDiscardedEventSchema(Schema):
+    type = _event("discarded")
+    seat = _seat()
+    card = _card(required=True)
+
+
+class DucaleLaidOffEventSchema(Schema):
+    type = _event("laid_off")
+    seat = _seat()
+    meld = _meld_id(required=True)
+    cards = fields.List(
+        fields.Nested(DucaleMeldCardSchema),
+        required=True,
+        metadata={"description": "The cards added."},
+    )
+    result = fields.Nested(
+        DucaleMeldSchema, required=True, metadata={"description": "The meld now."}
+    )
+
+
+class DucaleMeldedEventSchema(Schema):
+    type = _event("melded")
+    seat = _seat()
+    melds = fields.List(fields.Nested(DucaleMeldSchema), required=True)
+
+
+class DucaleTurnEventSchema(Schema):
+    type = _event("turn")
+    seat = _seat()
+
+
+class DucaleWentOutEventSchema(Schema):
+    type = _event("went_out")
+    seat = _seat()
+
+
+class DucaleRoundScoredEventSchema(DucaleRoundSchema):
+    type = _event("round_scored")
+
+
+class DucaleRoundStartedEventSchema(Schema):
+    type = _event("round_started")
+    round = _int(required=True, validate=validate.Range(min=1))
+    first_player = _seat()
+    discard = _card(required=True, metadata={"description": "The discard pile's first card."})
+    stock_size = _int(required=True, validate=validate.Range(min=0))
+
+
+class DucaleDealtEventSchema(Schema):
+    """Only its seat sees it: the hand dealt."""
+
+    type = _event("dealt")
+    seat = _seat()
+    cards = fields.List(_card(), required=True)
+
+
+class DucaleMatchOverEventSchema(DucaleOutcomeSchema):
+    type = _event("match_over")
+
+
+EVENT_SCHEMAS: dict[str, type[Schema]] = {
+    "drew": DucaleDrewEventSchema,
+    "card_drawn": DucaleCardDrawnEventSchema,
+    "stock_rebuilt": DucaleStockRebuiltEventSchema,
+    "stock_exhausted": DucaleStockExhaustedEventSchema,
+    "took_discard": DucaleTookDiscardEventSchema,
+    "joker_swapped": DucaleJokerSwappedEventSchema,
+    "discarded": DucaleDiscardedEventSchema,
+    "laid_off": DucaleLaidOffEventSchema,
+    "melded": DucaleMeldedEventSchema,
+    "turn": DucaleTurnEventSchema,
+    "went_out": DucaleWentOutEventSchema,
+    "round_scored": DucaleRoundScoredEventSchema,
+    "round_started": DucaleRoundStartedEventSchema,
+    "dealt": DucaleDealtEventSchema,
+    "match_over": DucaleMatchOverEventSchema,
+}

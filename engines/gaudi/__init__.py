@@ -22,6 +22,7 @@ class GaudiGame:
     action_schemas: dict[str, type[Schema]] = schemas.ACTION_SCHEMAS
     view_schema: type[Schema] = schemas.GaudiViewSchema
     outcome_schema: type[Schema] = schemas.GaudiOutcomeSchema
+    event_schemas: dict[str, type[Schema]] = schemas.EVENT_SCHEMAS
 
     setup = staticmethod(rules.setup)
     to_act = staticmethod(rules.to_act)

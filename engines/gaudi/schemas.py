@@ -11,6 +11,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
+from engines.core import named
 from engines.gaudi.geometry import ANIMALS
 from engines.gaudi.rules import COLOURS, MAX_PLAYERS, MAX_TILES_PER_TURN, TILE_KINDS
 
@@ -24,11 +25,14 @@ SEAT_OR_RANDOM = [
 ]
 
 
-def _tile(metadata: dict[str, str] | None = None, **kwargs: Any) -> fields.String:
-    return fields.String(
-        validate=validate.OneOf(TILE_KINDS),
-        metadata={"description": TILE_DESCRIPTION, "example": "OGB", **(metadata or {})},
-        **kwargs,
+def _tile(metadata: dict[str, str] | None = None, **kwargs: Any) -> fields.Field:
+    return named(
+        "GaudiTile",
+        fields.String(
+            validate=validate.OneOf(TILE_KINDS),
+            metadata={"description": TILE_DESCRIPTION, "example": "OGB", **(metadata or {})},
+            **kwargs,
+        ),
     )
 
 
@@ -226,4 +230,85 @@ ACTION_SCHEMAS: dict[str, type[Schema]] = {
     "place": GaudiPlaceActionSchema,
     "exchange": GaudiExchangeActionSchema,
     "pass": GaudiPassActionSchema,
+}
+
+
+# -- Events -----------------------------------------------------------------------
+# One schema per event type the engine emits (``rules.py``); the service adds
+# ``index`` and ``version``, and strips ``to`` before anyone sees an event.
+
+
+def _event(name: str) -> fields.String:
+    return fields.String(required=True, validate=validate.OneOf([name]))
+
+
+def _seat() -> fields.Integer:
+    return fields.Integer(
+        strict=True, required=True, validate=validate.Range(min=0, max=MAX_PLAYERS - 1)
+    )
+
+
+class GaudiTilePlacedEventSchema(GaudiBoardTileSchema):
+    type = _event("tile_placed")
+    seat = _seat()
+
+
+class GaudiAnimalCompletedEventSchema(GaudiAnimalSchema):
+    type = _event("animal_completed")
+    seat = _seat()
+
+
+class GaudiRefillEventSchema(_Strict):
+    type = _event("refill")
+    seat = _seat()
+    count = fields.Integer(strict=True, required=True, metadata={"description": "Tiles drawn."})
+
+
+class GaudiDrewEventSchema(_Strict):
+    """Only the drawer sees it: the tiles drawn."""
+
+    type = _event("drew")
+    seat = _seat()
+    tiles = fields.List(_tile(), required=True)
+
+
+class GaudiExchangeEventSchema(_Strict):
+    type = _event("exchange")
+    seat = _seat()
+
+
+class GaudiExchangedEventSchema(_Strict):
+    """Only the exchanger sees it: the tile returned and the tile drawn."""
+
+    type = _event("exchanged")
+    seat = _seat()
+    returned = _tile(required=True)
+    drew = _tile(required=True)
+
+
+class GaudiPassEventSchema(_Strict):
+    type = _event("pass")
+    seat = _seat()
+
+
+class GaudiTurnEventSchema(_Strict):
+    type = _event("turn")
+    seat = _seat()
+    turn = fields.Integer(strict=True, required=True)
+
+
+class GaudiMatchOverEventSchema(GaudiOutcomeSchema):
+    type = _event("match_over")
+
+
+EVENT_SCHEMAS: dict[str, type[Schema]] = {
+    "tile_placed": GaudiTilePlacedEventSchema,
+    "animal_completed": GaudiAnimalCompletedEventSchema,
+    "refill": GaudiRefillEventSchema,
+    "drew": GaudiDrewEventSchema,
+    "exchange": GaudiExchangeEventSchema,
+    "exchanged": GaudiExchangedEventSchema,
+    "pass": GaudiPassEventSchema,
+    "turn": GaudiTurnEventSchema,
+    "match_over": GaudiMatchOverEventSchema,
 }

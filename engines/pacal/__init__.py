@@ -18,6 +18,7 @@ class PacalGame:
     action_schemas: dict[str, type[Schema]] = schemas.ACTION_SCHEMAS
     view_schema: type[Schema] = schemas.PacalViewSchema
     outcome_schema: type[Schema] = schemas.PacalOutcomeSchema
+    event_schemas: dict[str, type[Schema]] = schemas.EVENT_SCHEMAS
 
     setup = staticmethod(rules.setup)
     to_act = staticmethod(rules.to_act)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from engines.core import named
+
 CARD = validate.Range(min=1, max=50)
 SLOT = validate.Range(min=0, max=9)
 SEAT = validate.Range(min=0, max=1)
@@ -23,8 +25,12 @@ MANCHE_REASONS = [
 ]
 
 
-def _card(**kwargs: object) -> fields.Integer:
-    return fields.Integer(validate=CARD, strict=True, **kwargs)
+def _card(**kwargs: object) -> fields.Field:
+    return named("PacalCard", fields.Integer(validate=CARD, strict=True, **kwargs))
+
+
+def _slot(**kwargs: object) -> fields.Field:
+    return named("PacalSlot", fields.Integer(validate=SLOT, strict=True, **kwargs))
 
 
 def _count(**kwargs: object) -> fields.Integer:
@@ -83,10 +89,8 @@ class PacalPlaceActionSchema(Schema):
     last hand card; solitaire: the drawn card) on a slot of your pyramid."""
 
     type = fields.String(required=True, validate=validate.OneOf(["place"]))
-    slot = fields.Integer(
+    slot = _slot(
         required=True,
-        strict=True,
-        validate=SLOT,
         metadata=_doc("Slot in reading order: 0 the top, 6..9 the base."),
     )
 
@@ -251,3 +255,133 @@ class PacalOutcomeSchema(Schema):
     )
     cards_drawn = _count(metadata=_doc("Solitaire only."))
     filled = _count(metadata=_doc("Solitaire only: slots filled at the end."))
+
+
+# --- Events ---------------------------------------------------------------
+# One schema per event type the engine emits (``rules.py``); the service adds
+# ``index`` and ``version``, and strips ``to`` before anyone sees an event.
+
+
+def _event(name: str) -> fields.String:
+    return fields.String(required=True, validate=validate.OneOf([name]))
+
+
+def _seat() -> fields.Integer:
+    return fields.Integer(required=True, strict=True, validate=SEAT)
+
+
+class PacalOfferedEventSchema(Schema):
+    type = _event("offered")
+    seat = _seat()
+    cards = fields.List(_card(), required=True, validate=validate.Length(equal=2))
+
+
+class PacalChosenEventSchema(Schema):
+    type = _event("chosen")
+    seat = _seat()
+    card = _card(required=True, metadata=_doc("The card the chooser took."))
+    left = _card(required=True, metadata=_doc("The card left to the offerer."))
+
+
+class PacalStuckEventSchema(Schema):
+    type = _event("stuck")
+    seat = _seat()
+    card = _card(required=True, metadata=_doc("The card that fits nowhere."))
+
+
+class PacalPlacedEventSchema(Schema):
+    type = _event("placed")
+    seat = _seat()
+    slot = _slot(required=True)
+    card = _card(required=True)
+    covered = _card(
+        allow_none=True, metadata=_doc("Match only: the card now covered; null if none.")
+    )
+
+
+class PacalPassedEventSchema(Schema):
+    type = _event("passed")
+    seat = _seat()
+
+
+class PacalSetAsideEventSchema(Schema):
+    type = _event("set_aside")
+    seat = _seat()
+    card = _card(required=True)
+
+
+class PacalMancheDealtEventSchema(Schema):
+    type = _event("manche_dealt")
+    manche = _count(required=True)
+    foundation_tops = fields.List(_card(), required=True, validate=validate.Length(equal=2))
+    starter = _seat()
+
+
+class PacalHandDealtEventSchema(Schema):
+    type = _event("hand_dealt")
+    seat = _seat()
+    hand = fields.List(_card(), required=True)
+
+
+class PacalLastCardEventSchema(Schema):
+    type = _event("last_card")
+
+
+class PacalNextOfferEventSchema(Schema):
+    type = _event("next_offer")
+    seat = _seat()
+
+
+class PacalMancheVoidEventSchema(Schema):
+    type = _event("manche_void")
+    manche = _count(required=True)
+    reason = fields.String(required=True, validate=validate.OneOf(MANCHE_REASONS))
+
+
+class PacalMancheWonEventSchema(Schema):
+    type = _event("manche_won")
+    manche = _count(required=True)
+    seat = _seat()
+    reason = fields.String(required=True, validate=validate.OneOf(MANCHE_REASONS))
+    manches_won = fields.List(_count(), required=True)
+
+
+class PacalDrawnEventSchema(Schema):
+    type = _event("drawn")
+    card = _card(required=True)
+    cards_drawn = _count(required=True)
+    pile_size = _count(required=True)
+
+
+class PacalSolitaireWonEventSchema(Schema):
+    type = _event("solitaire_won")
+    score = _count(required=True)
+
+
+class PacalSolitaireLostEventSchema(Schema):
+    type = _event("solitaire_lost")
+    filled = _count(required=True)
+
+
+class PacalMatchOverEventSchema(PacalOutcomeSchema):
+    type = _event("match_over")
+
+
+EVENT_SCHEMAS: dict[str, type[Schema]] = {
+    "offered": PacalOfferedEventSchema,
+    "chosen": PacalChosenEventSchema,
+    "stuck": PacalStuckEventSchema,
+    "placed": PacalPlacedEventSchema,
+    "passed": PacalPassedEventSchema,
+    "set_aside": PacalSetAsideEventSchema,
+    "manche_dealt": PacalMancheDealtEventSchema,
+    "hand_dealt": PacalHandDealtEventSchema,
+    "last_card": PacalLastCardEventSchema,
+    "next_offer": PacalNextOfferEventSchema,
+    "manche_void": PacalMancheVoidEventSchema,
+    "manche_won": PacalMancheWonEventSchema,
+    "drawn": PacalDrawnEventSchema,
+    "solitaire_won": PacalSolitaireWonEventSchema,
+    "solitaire_lost": PacalSolitaireLostEventSchema,
+    "match_over": PacalMatchOverEventSchema,
+}
