@@ -163,17 +163,16 @@ function viewer(t, match) {
 async function refresh(t) {
   const seq = ++t.seq;
   try {
+    // The match as the seat sees it, with what it may play now (?legal_actions=true).
+    const read = (seat) => call("GET", `${matchPath(t.game, t.id)}?legal_actions=true`, { token: t.held[seat] });
     let seat = viewer(t, t.match);
-    let match = await call("GET", matchPath(t.game, t.id), { token: t.held[seat] });
+    let match = await read(seat);
     if (viewer(t, match) !== seat) {
       seat = viewer(t, match);
-      match = await call("GET", matchPath(t.game, t.id), { token: t.held[seat] });
+      match = await read(seat);
     }
-    const legal = match.to_act.includes(seat)
-      ? (await call("GET", `${matchPath(t.game, t.id)}/legal-actions`, { token: t.held[seat] })).actions
-      : [];
     if (seq !== t.seq || table !== t) return; // a newer refresh is under way
-    Object.assign(t, { match, legal, seat });
+    Object.assign(t, { match, legal: match.legal_actions || [], seat });
     render(t);
   } catch (error) {
     t.message = problem(error);
@@ -186,10 +185,17 @@ async function refresh(t) {
 async function act(t, action) {
   t.message = "";
   t.legal = []; // nothing more to click until the table is read again,
-  t.seq += 1; // and no read already under way may bring back the old choices
+  const seq = ++t.seq; // and no read already under way may bring back the old choices
   render(t);
   try {
-    await call("POST", `${matchPath(t.game, t.id)}/actions`, { token: t.held[t.seat], body: action });
+    const match = await call("POST", `${matchPath(t.game, t.id)}/actions?legal_actions=true`,
+      { token: t.held[t.seat], body: action });
+    // The answer is the table after the move, with the seat's next choices.
+    if (seq !== t.seq || table !== t) return; // a newer read has drawn the table
+    if (viewer(t, match) === t.seat) {
+      Object.assign(t, { match, legal: match.legal_actions || [] });
+      return render(t);
+    }
   } catch (error) {
     t.message = problem(error);
   }
