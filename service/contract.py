@@ -16,7 +16,17 @@ from apispec import APISpec
 from marshmallow import Schema, fields
 
 from engines.core import VALUE_TYPE, Game
-from service.schemas import MAX_INDEX, SeatSchema
+from service.schemas import (
+    LIFECYCLE_EVENTS,
+    MAX_INDEX,
+    RANKING,
+    RESIGNED,
+    SEED_COMMITMENT,
+    SEEDED,
+    EndedEarlyOutcomeSchema,
+    RevealedSchema,
+    SeatSchema,
+)
 
 # A field marked with this metadata becomes a $ref to the component it names
 # (one registered elsewhere, such as a game's action union).
@@ -30,7 +40,9 @@ OPTIONAL_TOKEN: list[dict[str, list[str]]] = [{}, {"seatToken": []}]
 HEADERS: dict[str, str] = {
     "X-Request-ID": "This request's id (the client's own X-Request-ID when it sent a sane "
     "one): quote it when reporting a problem.",
-    "ETag": 'The match version, quoted ("7"): send it back as If-None-Match or If-Match.',
+    "ETag": 'The match version as this viewer sees it, quoted ("7-s0": seat 0; '
+    '"7-spectator"): send it back as If-None-Match, or as If-Match (the bare version '
+    '"7" is taken too).',
     "Location": "The URL of the match just created.",
     "Idempotent-Replayed": '"true" when this answer is the stored answer to an earlier '
     "request with the same Idempotency-Key (the action was not played again).",
@@ -38,12 +50,27 @@ HEADERS: dict[str, str] = {
     "(as far as this limit goes).",
     "Allow": "The methods this path takes.",
     "WWW-Authenticate": 'The scheme to use: Bearer realm="ludotheque".',
-    "Cache-Control": "no-cache: an event stream is never cached.",
+    "Cache-Control": "`private, no-cache` on every answer that depends on the caller's token "
+    "(a shared cache never keeps it, a browser revalidates it); `no-store` on answers that hand "
+    "out a token; `no-cache` on an event stream; `public` on a finished match's record.",
+    "Vary": "`Authorization` on every answer that depends on the caller's token: each viewer "
+    "has a view of its own.",
+    "Access-Control-Allow-Origin": "`*` (or the caller's origin when LUDOTHEQUE_CORS_ORIGINS "
+    "narrows it): any page may read the answer, since no ambient credential is ever used.",
+    "Access-Control-Expose-Headers": "The headers a page may read (those of this contract).",
     "X-Accel-Buffering": "no: tells a proxy in front not to buffer the stream.",
 }
 
 # Headers sent only sometimes where they are documented (the others always).
 OCCASIONAL_HEADERS = {"Idempotent-Replayed"}
+
+# Headers any answer may carry, documented on every one of them.
+ANY_ANSWER_HEADERS = [
+    "Cache-Control",
+    "Vary",
+    "Access-Control-Allow-Origin",
+    "Access-Control-Expose-Headers",
+]
 
 # Headers added to every answer of a status, whatever the operation.
 STATUS_HEADERS: dict[str, list[str]] = {
@@ -107,6 +134,11 @@ class MatchCreatedEventSchema(EventEnvelopeSchema):
 
     type = _event("match_created")
     seats = fields.List(fields.Nested(SeatSchema), required=True)
+    seeded = SEEDED
+    seed_commitment = SEED_COMMITMENT
+    rematch_of = fields.String(
+        metadata={"description": "the match this one is the rematch of, if any"}
+    )
 
 
 class SeatJoinedEventSchema(EventEnvelopeSchema):
@@ -138,7 +170,22 @@ SERVICE_EVENTS: dict[str, type[Schema]] = {
     "seat_joined": SeatJoinedEventSchema,
     "match_started": MatchStartedEventSchema,
     "timeout": TimeoutEventSchema,
+    **{
+        kind: type(schema.__name__, (EventEnvelopeSchema, schema), {"type": _event(kind)})
+        for kind, schema in LIFECYCLE_EVENTS.items()
+    },
 }
+
+
+def match_over_schema(game: Game, schema: type[Schema]) -> type[Schema]:
+    """``game``'s match_over event as clients see it: the seed and salt
+    revealed, and resigned seats ranked last (docs/lobby.md), or, for a match
+    that ended by resignation or abort, the service's outcome (no scores)."""
+    return type(
+        schema.__name__.replace("EventSchema", "ByRulesEventSchema"),
+        (EventEnvelopeSchema, schema, RevealedSchema),
+        {"resigned": RESIGNED, "ranking": RANKING},
+    )
 
 
 def event_components(spec: APISpec, game: Game, action: str) -> str:
@@ -173,8 +220,32 @@ def event_components(spec: APISpec, game: Game, action: str) -> str:
         if kind in refs:
             raise ValueError(f"{game.name} emits {kind!r}, a type the service emits itself")
         name = schema.__name__.removesuffix("Schema")
-        spec.components.schema(name, schema=type(name, (EventEnvelopeSchema, schema), {}))
+        if kind == "match_over":
+            by_rules = name.replace("Event", "ByRulesEvent")
+            spec.components.schema(by_rules, schema=match_over_schema(game, schema))
+            spec.components.schema(
+                name,
+                {
+                    "description": "The match is over, by its rules or by resignation or "
+                    "abort; the seed and salt are revealed (docs/fairness.md).",
+                    "oneOf": [
+                        {"$ref": f"#/components/schemas/{by_rules}"},
+                        {"$ref": "#/components/schemas/MatchOverEarlyEvent"},
+                    ],
+                },
+            )
+        else:
+            spec.components.schema(name, schema=type(name, (EventEnvelopeSchema, schema), {}))
         refs[kind] = f"#/components/schemas/{name}"
+    if "MatchOverEarlyEvent" not in spec.components.schemas:
+        spec.components.schema(
+            "MatchOverEarlyEvent",
+            schema=type(
+                "MatchOverEarlyEventSchema",
+                (EventEnvelopeSchema, EndedEarlyOutcomeSchema),
+                {"type": _event("match_over")},
+            ),
+        )
     union = f"{prefix}Event"
     spec.components.schema(
         union,
@@ -213,7 +284,7 @@ def complete(spec: APISpec) -> None:
             name,
             {
                 "description": text,
-                "required": name not in OCCASIONAL_HEADERS,
+                "required": name not in OCCASIONAL_HEADERS and name not in ANY_ANSWER_HEADERS,
                 "schema": {"type": "string"},
             },
         )
@@ -257,7 +328,7 @@ def _complete_answers(operation: dict[str, Any]) -> None:
                 "$ref": "#/components/schemas/VersionMismatchProblem"
             }
         headers = answer.setdefault("headers", {})
-        for name in ["X-Request-ID", *STATUS_HEADERS.get(status, [])]:
+        for name in ["X-Request-ID", *STATUS_HEADERS.get(status, []), *ANY_ANSWER_HEADERS]:
             headers[name] = header_ref(name)
         for name in list(headers):
             if name in HEADERS:

@@ -119,6 +119,15 @@ class ProblemSchema(Schema):
     version = fields.Integer(
         metadata={"description": "on 412 (version_mismatch), always: the match version now"}
     )
+    max_waiting = fields.Integer(
+        metadata={"description": "on too_many_waiting_matches: the cap of waiting matches"}
+    )
+    held = fields.Integer(
+        metadata={"description": "on bot_seats_exceeded: the live bot seats the address holds"}
+    )
+    cap = fields.Integer(
+        metadata={"description": "on bot_seats_exceeded: the cap of live bot seats per address"}
+    )
 
 
 def problem_response(problem: Problem) -> Response:

@@ -15,7 +15,6 @@ from engines.core import Game
 from service import api as v1  # the routes' shared helpers (imported while it loads us)
 from service import lifecycle_ops
 from service.schemas import (
-    LIFECYCLE_EVENTS,
     RANKING,
     RESIGNED,
     EndedEarlyOutcomeSchema,
@@ -82,10 +81,9 @@ def outcome_field(game: Game, required_value: bool = False) -> fields.Field:
 
 
 def register_components(api: Api) -> None:
-    """The schemas every game's lifecycle routes refer to, and the events'."""
+    """The schemas every game's lifecycle routes refer to (their events are
+    among every game's, ``service.contract.SERVICE_EVENTS``)."""
     api.spec.components.schema("EndedEarlyOutcome", schema=EndedEarlyOutcomeSchema)
-    for schema in LIFECYCLE_EVENTS.values():
-        api.spec.components.schema(schema.__name__.removesuffix("Schema"), schema=schema)
 
 
 def add_routes(api: Api, blp: Blueprint, game: Game, match_schema: type[Schema]) -> None:

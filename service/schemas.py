@@ -384,26 +384,26 @@ class EndedEarlyOutcomeSchema(RevealedSchema):
     )
 
 
-class SeatLeftEventSchema(EventSchema):
+class SeatLeftEventSchema(Schema):
     """A seat's holder gave it back before the start: it is open again."""
 
     seat = fields.Integer(required=True)
 
 
-class ResignedEventSchema(EventSchema):
+class ResignedEventSchema(Schema):
     """A seat resigned; ``bot`` plays it from now on when the match goes on."""
 
     seat = fields.Integer(required=True)
     bot = fields.String(metadata={"description": "absent when the resignation ended the match"})
 
 
-class AbortedEventSchema(EventSchema):
+class AbortedEventSchema(Schema):
     """A seat called the match off before anyone but bots acted."""
 
     seat = fields.Integer(required=True)
 
 
-class RematchOfferedEventSchema(EventSchema):
+class RematchOfferedEventSchema(Schema):
     """A seat asked for a rematch: ``match`` is the new match's id."""
 
     seat = fields.Integer(required=True)

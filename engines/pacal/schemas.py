@@ -358,6 +358,13 @@ class PacalSolitaireWonEventSchema(Schema):
     score = _count(required=True)
 
 
+class PacalSolitaireCompletedEventSchema(Schema):
+    """The pyramid is finished with more than 10 cards: completed, not won."""
+
+    type = _event("solitaire_completed")
+    score = _count(required=True)
+
+
 class PacalSolitaireLostEventSchema(Schema):
     type = _event("solitaire_lost")
     filled = _count(required=True)
@@ -382,6 +389,7 @@ EVENT_SCHEMAS: dict[str, type[Schema]] = {
     "manche_won": PacalMancheWonEventSchema,
     "drawn": PacalDrawnEventSchema,
     "solitaire_won": PacalSolitaireWonEventSchema,
+    "solitaire_completed": PacalSolitaireCompletedEventSchema,
     "solitaire_lost": PacalSolitaireLostEventSchema,
     "match_over": PacalMatchOverEventSchema,
 }

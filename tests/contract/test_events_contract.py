@@ -15,6 +15,7 @@ import pytest
 
 from engines import GAMES
 from engines.core import Game, redact_events
+from service import fairness
 from service.matches import apply_logged, public_seats
 from tests.contract.conformance import contract, errors, fast_validator
 
@@ -52,13 +53,13 @@ def logged_match(game: Game, seed: int):
         else {"name": f"P{s}", "token": "h", "bot": None}
         for s, bot in enumerate(bots)
     ]
-    match = {"seats": seats}
-    batches = [[{"type": "match_created", "seats": public_seats(match)}]]
+    match = {"seats": seats, "state": state, **fairness.new_randomness(None)}
+    batches = [[{"type": "match_created", "seats": public_seats(match), **fairness.shown(match)}]]
     open_seat = rng.randrange(n)
     batches[0][0]["seats"][open_seat] |= {"name": None, "bot": None, "open": True}
     batches.append([{"type": "seat_joined", "seat": open_seat, "name": "Late", "bot": None}])
     batches.append([{"type": "match_started"}])
-    logged = {"match": {"state": state}}
+    logged = {"match": match}
     for _ in range(MAX_ACTIONS):
         if game.outcome(state) is not None:
             break

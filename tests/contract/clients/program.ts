@@ -54,8 +54,17 @@ export function describeDucale(event: DucaleEvent): string {
       return `round ${event.round}, ${event.discard} up`;
     case "dealt":
       return `dealt ${event.cards.length} cards`;
+    case "seat_left":
+      return `seat ${event.seat} left`;
+    case "resigned":
+      return `seat ${event.seat} resigned`;
+    case "aborted":
+      return `seat ${event.seat} called the match off`;
+    case "rematch_offered":
+      return `seat ${event.seat} offers a rematch: ${event.match}`;
     case "match_over":
-      return `won by ${event.winners.join(", ")}`;
+      // by the rules, or by resignation or abort (ended_by); the seed is revealed
+      return `won by ${event.winners.join(", ")} (seed ${event.seed})`;
     default:
       return never(event);
   }
