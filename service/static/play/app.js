@@ -289,9 +289,9 @@ function outcome(t) {
 }
 
 function describe(match, event) {
-  const { index, version, type, ...rest } = event;
-  const who = rest.seat !== undefined ? `${nameOf(match, rest.seat)}: ` : "";
-  delete rest.seat;
+  // The seats and the commitment are shown above the table already.
+  const { index, version, type, seat, seats, seed_commitment: commitment, ...rest } = event;
+  const who = seat !== undefined ? `${nameOf(match, seat)}: ` : "";
   const details = Object.entries(rest).map(([k, v]) => {
     const text = typeof v === "object" ? JSON.stringify(v) : String(v);
     return `${k.replaceAll("_", " ")} ${text.length > 40 ? `${text.slice(0, 39)}…` : text}`;

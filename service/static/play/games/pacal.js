@@ -18,7 +18,7 @@ export function draw(view, { seat, legal, act, name, redraw }) {
   const solitaire = view.mode === "solitaire";
   return h("div", {},
     h("p", {}, solitaire
-      ? `Solitaire: ${view.cards_drawn ?? 0} cards drawn, ${view.pile_size ?? 0} in the pile, ${view.set_aside?.length ?? view.set_aside ?? 0} set aside.`
+      ? `Solitaire: ${view.cards_drawn ?? 0} cards drawn, ${view.pile_size ?? 0} in the pile, ${view.set_aside?.length ?? 0} set aside.`
       : `Manche ${view.manche} (first to ${view.manches_to_win}): ${phaseText(view, name)}`),
     view.offer ? h("div", { class: "area" }, h("h3", {}, `${name(view.offer.seat)} offers`),
       h("div", { class: "row" }, view.offer.cards.map((card) => {
@@ -30,7 +30,7 @@ export function draw(view, { seat, legal, act, name, redraw }) {
       }))) : null,
     solitaire && view.drawn !== null ? h("div", { class: "area" }, h("h3", {}, "Drawn card"),
       h("span", { class: "card picked", role: "img", "aria-label": `Drawn card ${view.drawn}` }, String(view.drawn))) : null,
-    h("div", { class: "grids" }, view.players.map((player) => pyramid(player, player.seat === seat, of("place"), act, name))),
+    h("div", { class: "grids" }, view.players.map((player) => pyramid(player, player.seat === seat, of("place"), act, name, solitaire))),
     me?.hand ? h("div", { class: "area" }, h("h3", {}, "Your hand"),
       h("div", { class: "row" }, me.hand.map((card) => offers.some((a) => a.cards.includes(card))
         ? h("button", { class: `card legal${picked.includes(card) ? " picked" : ""}`, onclick: toggle(card),
@@ -49,10 +49,10 @@ function phaseText(view, name) {
     place: "Both place their card.", last_card: "Last card: place it or pass.", over: "Over." }[view.phase] || view.phase;
 }
 
-function pyramid(player, mine, places, act, name) {
+function pyramid(player, mine, places, act, name, solitaire) {
   const rows = [[0], [1, 2], [3, 4, 5], [6, 7, 8, 9]];
   return h("div", { class: "area" },
-    h("h4", {}, `${name(player.seat)}${mine ? " (you)" : ""}: ${player.manches_won ?? 0} manches won`,
+    h("h4", {}, `${name(player.seat)}${mine ? " (you)" : ""}${solitaire ? "" : `: ${player.manches_won} manches won`}`,
       player.to_place !== null && player.to_place !== undefined ? ` · to place: ${player.to_place}` : ""),
     h("div", { class: "pyramid", role: "group", "aria-label": `${name(player.seat)}'s pyramid` }, rows.map((row) =>
       h("div", { class: "row" }, row.map((slot) => {
