@@ -301,3 +301,12 @@ def test_a_listed_table_is_joined_from_the_lobby_and_its_clock_runs(new_page, se
     clock = ada.locator("li.to-act .clock")
     clock.wait_for()
     assert re.fullmatch(r" · (9|10):\d\d left", clock.inner_text()), clock.inner_text()
+
+
+def test_a_table_that_does_not_exist_says_so(new_page, server):
+    page = new_page()
+    new_page.expected.append("status of 404")  # the refusal shown below
+    page.goto(server.base + "/play#match/dekal/" + "0" * 32)
+    page.get_by_role("alert").filter(has_text="Refused (match_not_found)").wait_for()
+    page.get_by_role("link", name="Back to the lobby").click()
+    page.get_by_role("button", name="Create").wait_for()

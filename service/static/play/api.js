@@ -45,6 +45,7 @@ export function follow(game, id, token, after, onEvents) {
         const headers = token ? { Authorization: `Bearer ${token}` } : {};
         const url = new URL(`${matchPath(game, id)}/events?after=${after}&wait=25`, base);
         const answer = await fetch(url, { headers, signal: stop.signal });
+        if (answer.status === 404 || answer.status === 403) return; // gone, or not ours: stop
         if (!answer.ok) throw new Error(answer.status);
         const page = await answer.json();
         after = page.next;

@@ -176,7 +176,9 @@ async function refresh(t) {
     render(t);
   } catch (error) {
     t.message = problem(error);
-    if (table === t) render(t);
+    if (table !== t) return;
+    if (t.match) render(t);
+    else show(h("p", { role: "alert" }, t.message), h("a", { href: "#", class: "button" }, "Back to the lobby"));
   }
 }
 
