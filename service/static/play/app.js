@@ -82,15 +82,24 @@ async function showLobby() {
     }
   }
 
+  // The lobby, newest first, a page at a time (`next` is the cursor of the next page).
   async function listTables() {
-    const { matches } = await call("GET", `v1/games/${game().name}/matches`);
-    tables.replaceChildren(h("h2", { id: "tables-title" }, "Tables waiting for players"),
-      matches.length ? h("ul", {}, matches.map((m) => h("li", {},
+    const list = h("ul", {});
+    const more = h("button", { type: "button" }, "More tables");
+    async function page(cursor) {
+      const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
+      const { matches, next } = await call("GET", `v1/games/${game().name}/matches${query}`);
+      list.append(...matches.map((m) => h("li", {},
         `${m.players} seats: ${m.seats.map((s) => s.name || s.bot || "open").join(", ")} `,
         m.open_seats.map((seat) => h("a", { class: "button", href: `#join/${game().name}/${m.id}/${seat}` },
-          `Join seat ${seat + 1}`)))))
-        : h("p", {}, "None right now."),
+          `Join seat ${seat + 1}`)))));
+      more.hidden = !next;
+      more.onclick = () => page(next);
+      if (!list.children.length && !next) list.replaceChildren(h("li", {}, "None right now."));
+    }
+    tables.replaceChildren(h("h2", { id: "tables-title" }, "Tables waiting for players"), list, more,
       h("button", { type: "button", onclick: listTables }, "Refresh"));
+    await page(null);
   }
 
   show(h("form", { onsubmit: create, "aria-labelledby": "new-title" },
