@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import orjson
-from flask import Response, current_app, request, stream_with_context
+from flask import Response, current_app, request
 from flask.views import MethodView
 from flask_smorest import Api, Blueprint
 from flask_smorest.utils import prepare_response
@@ -31,6 +31,7 @@ from service.contract import (
     header_parameters,
     header_ref,
 )
+from service.cors import body_version
 from service.errors import Problem, ProblemSchema, from_http_exception, problem_response
 from service.matches import Matches, present
 from service.schemas import (
@@ -47,6 +48,16 @@ from service.schemas import (
     MatchSchema,
     RecordSchema,
     StreamQuerySchema,
+)
+from service.tickets import (
+    TicketSchema,
+    address,
+    follows_of,
+    issue,
+    stream_response,
+    streams_blueprint,
+    ticket_answer,
+    ticket_stream,
 )
 from service.turns import wait_for_turn
 
@@ -83,19 +94,21 @@ UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")
 PROBLEM_JSON = "application/problem+json"
 PROBLEMS = {
     400: "Malformed request (invalid_request)",
-    401: "Token missing or malformed (token_required)",
+    401: "Token or stream ticket missing, malformed or used (token_required, invalid_ticket)",
     403: "Token holds no seat here (invalid_token)",
     404: "Unknown game, match or seat",
     409: "Not now: not_your_turn, match_not_started, match_over, match_not_over, seat_taken, "
-    "conflict",
+    "conflict, ticket_in_use",
     412: "If-Match names another version (version_mismatch)",
     413: "Body too large (payload_too_large)",
     422: "Schema-invalid body (invalid_request, invalid_options), illegal move "
     "(illegal_action, with the reason) or a chosen seed where others play (seed_not_allowed)",
-    429: "Over a limit, with Retry-After: too_many_requests; on creation also "
-    "too_many_matches_created, too_many_waiting_matches; bot_seats_exceeded: the "
-    "creating address holds its cap of live bot seats",
-    503: "The store is unavailable (store_unavailable)",
+    429: "Over a limit, with Retry-After: too_many_requests; too many open streams and long "
+    "polls (too_many_followers); on creation also too_many_matches_created, "
+    "too_many_waiting_matches; bot_seats_exceeded: the creating address holds its cap of live "
+    "bot seats",
+    503: "The store is unavailable (store_unavailable), or this process follows all the "
+    "streams it can (too_many_followers)",
 }
 
 
@@ -116,6 +129,19 @@ def sse_response(event: str) -> dict[str, Any]:
             }
         },
     }
+
+
+MULTI_SSE_RESPONSE = {
+    "description": "Server-Sent Events of several matches: each event's `data:` is one JSON "
+    "event of its game (`DekalEvent`, `PacalEvent`, `GaudiEvent` or `DucaleEvent`, redacted "
+    "for the ticket's seat in that match) with two more members, `match` (its id) and `game`; "
+    "each `id:` holds every match's cursor, in the ticket's order, joined by `.`.",
+    "headers": {
+        "Cache-Control": header_ref("Cache-Control"),
+        "X-Accel-Buffering": header_ref("X-Accel-Buffering"),
+    },
+    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+}
 
 
 def problems(*statuses: int, stream: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -415,7 +441,9 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             loaded = matches().load(game, match_id)
             seat = matches().seat_for(loaded, token)
             if wait and seat is not None:  # first the turn, then whether the version is news
-                loaded = wait_for_turn(matches(), game, match_id, loaded, seat, wait)
+                loaded = wait_for_turn(
+                    matches(), game, match_id, loaded, seat, wait, address(), token
+                )
             tag = etag(loaded.version, seat)
             if none_match(tag):
                 return Response(status=304, headers={"ETag": tag})
@@ -476,6 +504,9 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             security=SEAT_TOKEN,
             requestBody={
                 "required": True,
+                "description": "the action; it may also carry `if_version` (an integer): "
+                "play only if the match is still at this version, as `If-Match` says it, "
+                "without the header that makes a browser send a CORS preflight per action",
                 "content": {"application/json": {"schema": ref["action"]}},
             },
             **header_parameters(
@@ -500,6 +531,8 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             (with `?legal_actions=true`, and the seat's legal actions then)."""
             token = required_token()
             if_match = if_match_version()
+            if_version = body_version()  # If-Match, for a page: no preflight per action
+            if_match = if_version if if_match is None else if_match
             key = request.headers.get("Idempotency-Key")
             if key is not None and not 1 <= len(key) <= 200:
                 raise Problem(400, "invalid_request", "Idempotency-Key takes 1 to 200 characters")
@@ -520,13 +553,27 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         @blp.doc(
             operationId=f"{name}_events",
             security=OPTIONAL_SEAT_TOKEN,
-            **problems(401, 403, 404, 503),
+            parameters=[
+                {
+                    "in": "header",
+                    "name": "Last-Event-ID",
+                    "schema": {"type": "string"},
+                    "description": "the cursor, instead of `after` (which it overrides): a "
+                    "page's long polls then keep one URL and one cached CORS preflight",
+                }
+            ],
+            **problems(400, 401, 403, 404, 429, 503),
         )
         def get(self, match_id: str, after: int, limit: int, wait: float) -> Response:
             """The event log from `after` on, redacted for the caller; with
-            `wait`, a long poll that answers as soon as an event exists."""
+            `wait`, a long poll that answers as soon as an event exists.
+            `Last-Event-ID: N` may stand for `after=N`, so that a page's
+            long polls keep one URL (and one cached CORS preflight)."""
             token = auth.bearer_token()
-            return json_response(matches().events(game, match_id, token, after, limit, wait))
+            cursor = header_number("Last-Event-ID")
+            after = after if cursor is None else cursor
+            body = matches().events(game, match_id, token, after, limit, wait, address())
+            return json_response(body)
 
     @blp.route("/matches/<match_id>/stream")
     class Stream(MethodView):
@@ -542,18 +589,40 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                     "description": "resume after this event index",
                 }
             ),
-            **problems(400, 401, 403, 404, 503, stream=sse_response(names["event"])),
+            **problems(400, 401, 403, 404, 409, 429, 503, stream=sse_response(names["event"])),
         )
-        def get(self, match_id: str, after: int) -> Response:
-            """Follow the match live, as Server-Sent Events."""
-            token = auth.bearer_token()
+        @blp.alt_response(204, description="The match is over and every event was sent")
+        def get(self, match_id: str, after: int, ticket: str | None = None) -> Response:
+            """Follow the match live, as Server-Sent Events: as the seat of
+            the bearer token, or of a stream ticket (`?ticket=`, for a
+            browser's EventSource), else as a spectator. A reconnection
+            after the end answers 204, which stops an EventSource."""
             resume = header_number("Last-Event-ID")
-            events = matches().stream(game, match_id, token, after if resume is None else resume)
-            return Response(
-                stream_with_context(events),
-                mimetype="text/event-stream",
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-            )
+            after = after if resume is None else resume
+            if ticket is None:
+                token = auth.bearer_token()
+                watch, finished = matches().watch(game, match_id, token, after)
+                holders = [auth.token_hash(token)] if token else []
+                opened = matches().stream([watch], [finished], address(), holders)
+                return stream_response(opened)
+            return ticket_stream(game, match_id, ticket, after, resume is not None)
+
+    @blp.route("/matches/<match_id>/stream-tickets")
+    class StreamTickets(MethodView):
+        @blp.response(201, TicketSchema)
+        @blp.doc(
+            operationId=f"{name}_stream_ticket",
+            security=OPTIONAL_SEAT_TOKEN,
+            **problems(401, 403, 404, 503),
+        )
+        def post(self, match_id: str) -> Response:
+            """A short-lived, single-use ticket to follow this match as the
+            bearer token's seat with `GET .../stream?ticket=` (an
+            EventSource cannot send the token, and a token never goes in a URL)."""
+            token = auth.bearer_token()
+            follows = follows_of(matches(), [{"game": name, "match": match_id, "token": token}])
+            ticket = issue(matches().store.client, follows, matches().settings.ticket_ttl)
+            return ticket_answer(ticket, f"/v1/games/{name}/matches/{match_id}/stream")
 
     lifecycle_api.add_routes(api, blp, game, match_schema)
     return blp
@@ -596,6 +665,7 @@ def init_api(api: Api) -> None:
     )
     lifecycle_api.register_components(api)
     api.register_blueprint(games_blueprint(api))
+    api.register_blueprint(streams_blueprint(MULTI_SSE_RESPONSE, problems))
     for game in GAMES.values():
         api.register_blueprint(game_blueprint(api, game))
     complete(api.spec)

@@ -9,16 +9,17 @@ from typing import Any
 import orjson
 from flask import Flask
 from flask.json.provider import JSONProvider
-from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.api import LudothequeApi, init_api
 from service.caching import init_caching
+from service.cors import init_cors
 from service.docs import docs
 from service.errors import register_error_handlers
 from service.hardening import init_hardening
 from service.health import health
 from service.limits import init_limits
+from service.live import Bounds
 from service.matches import Matches, Settings
 from service.observability import init_observability
 from service.play import play
@@ -67,6 +68,12 @@ ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("METRICS_BIND", "LUDOTHEQUE_METRICS_BIND", str),
     ("BOT_SEATS_PER_ADDRESS", "LUDOTHEQUE_BOT_SEATS_PER_ADDRESS", int),
     ("BOT_MATCH_BUDGET_S", "LUDOTHEQUE_BOT_MATCH_BUDGET_S", float),
+    ("FOLLOWERS_PER_ADDRESS", "LUDOTHEQUE_FOLLOWERS_PER_ADDRESS", int),
+    ("FOLLOWERS_PER_TOKEN", "LUDOTHEQUE_FOLLOWERS_PER_TOKEN", int),
+    ("FOLLOWERS_PER_PROCESS", "LUDOTHEQUE_FOLLOWERS_PER_PROCESS", int),
+    ("STREAM_MAX_S", "LUDOTHEQUE_STREAM_MAX_S", float),
+    ("REDIS_MAX_CONNECTIONS", "LUDOTHEQUE_REDIS_MAX_CONNECTIONS", int),
+    ("STREAM_TICKET_TTL", "LUDOTHEQUE_STREAM_TICKET_TTL", int),
 ]
 
 
@@ -80,7 +87,13 @@ DEFAULTS: dict[str, Any] = {
     "IDEMPOTENCY_TTL": 24 * 3600,
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "SSE_KEEPALIVE_S": 10,
-    "MAX_WAITING_READS": 5000,
+    "FOLLOWERS_PER_ADDRESS": Bounds.per_address,
+    "FOLLOWERS_PER_TOKEN": Bounds.per_token,
+    "FOLLOWERS_PER_PROCESS": Bounds.per_process,
+    "STREAM_MAX_S": Bounds.stream_max_s,
+    "STREAM_TICKET_TTL": 60,
+    # per process (and per node of a cluster): requests wait for a free one
+    "REDIS_MAX_CONNECTIONS": 16,
     "REDIS_CLUSTER": False,
     "REDIS_MIN_REPLICAS": 0,
     "REDIS_REPLICAS_TIMEOUT_MS": 1000,
@@ -104,7 +117,11 @@ DEFAULTS: dict[str, Any] = {
     "API_SPEC_OPTIONS": {
         "info": {
             "description": "An open game server for Dékal, Pacal, the Gaudí tile game and "
-            "Ducale rummy. Errors are application/problem+json with a stable `code`.",
+            "Ducale rummy. Errors are application/problem+json with a stable `code`. "
+            "CORS: every answer allows any origin (`Access-Control-Allow-Origin: *`; no "
+            "cookie is ever used) and exposes ETag, Location, Retry-After, X-Request-ID and "
+            "Idempotent-Replayed; preflights are never rate-limited and may be cached "
+            "(`Access-Control-Max-Age: 86400`).",
             "license": {"name": "MIT", "identifier": "MIT"},
         },
     },
@@ -122,13 +139,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         raise RuntimeError("REDIS_URL is not set (`ludotheque serve` starts a Redis for you)")
 
     url, cluster = app.config["REDIS_URL"], app.config["REDIS_CLUSTER"]
-    # Each open event stream or long poll holds one connection while it waits.
-    waiting = app.config["MAX_WAITING_READS"]
-    blocking = connect(url, cluster, socket_timeout=60, max_connections=waiting)
+    # Event streams and long polls wait on the process's push hub, not on Redis.
+    client = connect(url, cluster, max_connections=app.config["REDIS_MAX_CONNECTIONS"])
     store = Store(
-        connect(url, cluster),
+        client,
         app.config["IDEMPOTENCY_TTL"],
-        blocking=blocking,
         min_replicas=app.config["REDIS_MIN_REPLICAS"],
         replicas_timeout_ms=app.config["REDIS_REPLICAS_TIMEOUT_MS"],
     )
@@ -137,6 +152,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         idle_ttl=app.config["IDLE_TTL"],
         keepalive_s=app.config["SSE_KEEPALIVE_S"],
         waiting_ttl=app.config["WAITING_TTL"],
+        bounds=Bounds(
+            per_address=app.config["FOLLOWERS_PER_ADDRESS"],
+            per_token=app.config["FOLLOWERS_PER_TOKEN"],
+            per_process=app.config["FOLLOWERS_PER_PROCESS"],
+            stream_max_s=app.config["STREAM_MAX_S"],
+        ),
+        ticket_ttl=app.config["STREAM_TICKET_TTL"],
     )
     limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
     app.extensions["ludotheque.matches"] = Matches(
@@ -152,37 +174,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(play)  # the reference front end at /play
     init_hardening(app)
     init_observability(app)
+    init_cors(app, app.config["CORS_ORIGINS"])  # before the limits: preflights are free
     init_limits(app, store.client)
     init_caching(app)
-    if app.config["CORS_ORIGINS"]:
-        CORS(
-            app,
-            origins=app.config["CORS_ORIGINS"],
-            allow_headers=CORS_REQUEST_HEADERS,
-            expose_headers=CORS_RESPONSE_HEADERS,
-            max_age=600,
-        )
     if app.config["TRUSTED_PROXIES"]:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"])
     return app
-
-
-CORS_REQUEST_HEADERS = [
-    "Authorization",
-    "Content-Type",
-    "If-Match",
-    "If-None-Match",
-    "Idempotency-Key",
-    "Last-Event-ID",
-    "X-Request-ID",
-]
-CORS_RESPONSE_HEADERS = [
-    "ETag",
-    "Location",
-    "Retry-After",
-    "X-Request-ID",
-    "Idempotent-Replayed",
-    "X-RateLimit-Limit",
-    "X-RateLimit-Remaining",
-    "X-RateLimit-Reset",
-]

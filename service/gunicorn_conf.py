@@ -5,6 +5,7 @@ Settings come from the environment so that both entry points share them.
 
 import gc
 import os
+import resource
 import shutil
 import tempfile
 
@@ -33,7 +34,22 @@ bind = os.environ.get("LUDOTHEQUE_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("LUDOTHEQUE_WORKERS", "1"))
 # gevent: an idle event stream or long poll costs a greenlet, not a thread.
 worker_class = "gevent"
-worker_connections = int(os.environ.get("LUDOTHEQUE_WORKER_CONNECTIONS", "1000"))
+# Each open event stream holds one connection (and one file descriptor) for
+# as long as it lives; ordinary requests keep the slots that the followers'
+# cap per process (LUDOTHEQUE_FOLLOWERS_PER_PROCESS, 3,500) leaves free.
+worker_connections = int(os.environ.get("LUDOTHEQUE_WORKER_CONNECTIONS", "4000"))
+
+
+def _raise_open_files(wanted: int) -> None:
+    """Raise this process's soft limit on open files (inherited by the
+    workers) toward ``wanted``, as far as the hard limit allows."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        ceiling = wanted if hard == resource.RLIM_INFINITY else min(hard, wanted)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
+
+
+_raise_open_files(worker_connections + 1000)
 wsgi_app = "service.app:create_app()"
 worker_tmp_dir = os.environ.get("LUDOTHEQUE_WORKER_TMP_DIR")
 # The app logs every request as a JSON line (with its request id).

@@ -12,8 +12,8 @@ import random
 import re
 import time
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -21,18 +21,19 @@ import orjson
 from engines import GAMES
 from engines.ai import choose_action
 from engines.ai.policies import supported
-from engines.core import Game, IllegalAction, redact_events
-from service import auth, endings, fairness, lifecycle, lobby
+from engines.core import Game, IllegalAction
+from service import auth, endings, fairness, lobby
 from service.errors import Problem, from_illegal_action
+from service.hub import Hub
 from service.limits import Counter, pending_counters
-from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES, OPEN_STREAMS
-from service.outages import STORE_GONE, NotReplicated, ending_cleanly
+from service.live import Allowances, Bounds, Watch, long_poll, open_stream
+from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES
+from service.outages import NotReplicated
 from service.quotas import Quotas
 from service.scheduler import QUEUE_KEYS, Scheduler
 from service.store import Loaded, Store, Written, idempotency_key
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")
-WAIT_SLICE_MS = 1000  # blocking reads wake up this often to notice a shutdown
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class Settings:
     max_attempts: int = 50  # compare-and-set attempts before answering 409
     keepalive_s: float = 10  # at most this long between two writes on an event stream
     waiting_ttl: int = 3600  # seconds a match with an open seat lives after its last change
+    bounds: Bounds = field(default_factory=Bounds)  # open streams and long polls
+    ticket_ttl: int = 60  # seconds a stream ticket may wait for its first use
 
 
 def status_of(game: Game, match: dict[str, Any]) -> str:
@@ -94,6 +97,8 @@ class Matches:
         self.settings = settings
         self.quotas = quotas  # None: no creation limit nor cap on waiting matches
         self.scheduler = scheduler or Scheduler(store.client)
+        self.hub = Hub(store)
+        self.allowances = Allowances(store.client, settings.bounds, self.hub)
 
     # -- reading ---------------------------------------------------------------
     def load(self, game: Game, match_id: str, replay_key: str | None = None) -> Loaded:
@@ -133,9 +138,17 @@ class Matches:
             match,
             engine_options(match["options"]),
             log,
-            endings.outcome_of(game, match),
+            fairness.revealed(match, endings.outcome_of(game, match)),
             game.view(state, None),
         )
+
+    def watch(
+        self, game: Game, match_id: str, token: str | None, after: int
+    ) -> tuple[Watch, bool]:
+        """A follower's watch of the match as the caller, and whether it is over."""
+        loaded = self.load(game, match_id)
+        seat = self.seat_for(loaded, token)
+        return Watch(game, match_id, seat, after), status_of(game, loaded.match) == "finished"
 
     def events(
         self,
@@ -145,60 +158,34 @@ class Matches:
         after: int,
         limit: int,
         wait_s: float = 0,
-    ) -> dict[str, Any]:
-        """The log after ``after`` as the caller may see it; with ``wait_s``,
-        wait up to that long for an event the caller may see."""
-        loaded = self.load(game, match_id)
-        seat = self.seat_for(loaded, token)
-        deadline = time.monotonic() + wait_s
-        block_ms = 0
-        while True:
-            events = self.store.events(match_id, after, limit, block_ms)
-            shown = redact_events(events, seat)
-            after = events[-1]["index"] if events else after
-            remaining_ms = int((deadline - time.monotonic()) * 1000)
-            if shown or remaining_ms <= 0 or lifecycle.stopping():
-                return {"events": shown, "next": after}
-            # wait in short slices, to notice a shutdown
-            block_ms = min(remaining_ms, WAIT_SLICE_MS)
+        address: str = "unknown",
+    ) -> bytes:
+        """The log after ``after`` as the caller may see it (JSON); with
+        ``wait_s``, wait up to that long for an event the caller may see."""
+        watch, _ = self.watch(game, match_id, token, after)
+        holders = [auth.token_hash(token)] if token else []
+        return long_poll(
+            self.store, self.hub, self.allowances, watch, limit, wait_s, address, holders
+        )
 
-    def stream(self, game: Game, match_id: str, token: str | None, after: int) -> Iterator[str]:
-        """Server-Sent Events: the log after ``after`` as the caller may see
-        it, then every new event as it lands, until the match is over."""
-        loaded = self.load(game, match_id)
-        seat = self.seat_for(loaded, token)
-        over = status_of(game, loaded.match) == "finished"
-        slice_ms = min(WAIT_SLICE_MS, int(self.settings.keepalive_s * 1000))
-
-        def generate() -> Iterator[str]:
-            with OPEN_STREAMS.labels(game.name).track_inprogress():
-                yield from ending_cleanly(follow(), STORE_GONE)
-
-        def follow() -> Iterator[str]:
-            cursor = after
-            quiet_since = time.monotonic()
-            yield "retry: 1000\n\n"
-            while True:
-                if lifecycle.stopping():
-                    yield ": the server is restarting; reconnect with Last-Event-ID\n\n"
-                    return
-                events = self.store.events(match_id, cursor, 100, 0 if over else slice_ms)
-                if not events:
-                    if over or not self.store.exists(match_id):
-                        return
-                    if time.monotonic() - quiet_since >= self.settings.keepalive_s:
-                        quiet_since = time.monotonic()
-                        yield ": keep-alive\n\n"
-                    continue
-                quiet_since = time.monotonic()
-                for event in events:
-                    cursor = event["index"]
-                    for shown in redact_events([event], seat):
-                        yield f"id: {cursor}\ndata: {orjson.dumps(shown).decode()}\n\n"
-                    if event["type"] == "match_over":
-                        return
-
-        return generate()
+    def stream(
+        self,
+        watches: list[Watch],
+        finished: list[bool],
+        address: str,
+        holders: list[str],
+    ) -> tuple[Iterator[str], Callable[[], None]] | None:
+        """Server-Sent Events of ``watches`` (see ``service.live.open_stream``)."""
+        return open_stream(
+            self.store,
+            self.hub,
+            self.allowances,
+            watches,
+            finished,
+            address,
+            holders,
+            self.settings.keepalive_s,
+        )
 
     # -- writing ---------------------------------------------------------------
     def create(

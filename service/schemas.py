@@ -285,6 +285,13 @@ class StreamQuerySchema(Schema):
         validate=validate.Range(min=0, max=MAX_INDEX),
         metadata={"description": "start after this event index (Last-Event-ID wins)"},
     )
+    ticket = fields.String(
+        validate=validate.Length(min=1, max=200),
+        metadata={
+            "description": "a stream ticket (POST .../stream-tickets): follow as its seat; "
+            "for a browser's EventSource, which cannot send Authorization"
+        },
+    )
 
 
 class GameSchema(Schema):

@@ -73,6 +73,10 @@ end
 if has_record then
   redis.call('SET', KEYS[3], ARGV[4], 'EX', tonumber(ARGV[5]))
 end
+if #ARGV >= 8 + 2 * counters then
+  -- the push hubs' wake-up (service.hub): the match's new last index
+  redis.call('PUBLISH', KEYS[1] .. ':wake', n)
+end
 return {1, version, n}
 """
 )
@@ -160,7 +164,11 @@ class Store:
         # Blocking reads wait longer than the normal socket timeout allows.
         self.blocking = blocking or client
         self.idempotency_ttl = idempotency_ttl
-        self._commit = client.register_script(COMMIT)
+        # a match's wake-up channel shares its slot: sharded pub/sub on a cluster
+        sharded = isinstance(client, RedisCluster)
+        self._commit = client.register_script(
+            COMMIT.replace("'PUBLISH'", "'SPUBLISH'") if sharded else COMMIT
+        )
         # The match JSON this process last read or wrote, by id: a write can
         # start from it and skip its read, the compare-and-set guarding it.
         # Not on a cluster, where the rate-limit counters live in other slots

@@ -8,8 +8,9 @@ import time
 
 from engines.core import Game
 from service import lifecycle
-from service.matches import WAIT_SLICE_MS, Matches, status_of
-from service.store import Loaded, log_key
+from service.hub import Follower
+from service.matches import Matches, status_of
+from service.store import Loaded
 
 
 def settled(game: Game, loaded: Loaded, seat: int) -> bool:
@@ -21,23 +22,35 @@ def settled(game: Game, loaded: Loaded, seat: int) -> bool:
 
 
 def wait_for_turn(
-    matches: Matches, game: Game, match_id: str, loaded: Loaded, seat: int, wait_s: float
+    matches: Matches,
+    game: Game,
+    match_id: str,
+    loaded: Loaded,
+    seat: int,
+    wait_s: float,
+    address: str,
+    token: str,
 ) -> Loaded:
     """``loaded``, or the match once ``seat`` is to act or it is over, waiting
-    at most ``wait_s`` seconds; the log's new entries wake the wait."""
+    at most ``wait_s`` seconds: the process's push hub wakes the wait when the
+    log grows (no Redis connection is held), and the wait counts as one of the
+    caller's followers (``service.live``)."""
     if wait_s <= 0 or settled(game, loaded, seat):
         return loaded
     deadline = time.monotonic() + wait_s
-    # the log's end first, then the match: a write in between wakes the wait at once
-    last = matches.store.client.xrevrange(log_key(match_id), "+", "-", count=1)
-    cursor = int(last[0][0].split(b"-")[1]) if last else 0
-    loaded = matches.load(game, match_id)
-    while not settled(game, loaded, seat) and not lifecycle.stopping():
-        remaining_ms = int((deadline - time.monotonic()) * 1000)
-        if remaining_ms <= 0:
-            break
-        events = matches.store.events(match_id, cursor, 1000, min(remaining_ms, WAIT_SLICE_MS))
-        if events:
-            cursor = events[-1]["index"]
-            loaded = matches.load(game, match_id)
+    held = matches.allowances.hold(address, [token], wait_s + 30)
+    follower = Follower([match_id])
+    matches.hub.follow(follower)
+    try:
+        # followed first, then read: a write in between wakes the wait at once
+        loaded = matches.load(game, match_id)
+        while not settled(game, loaded, seat) and not lifecycle.stopping():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            if follower.take(min(remaining, 1.0)):
+                loaded = matches.load(game, match_id)
+    finally:
+        matches.hub.unfollow(follower)
+        matches.allowances.release(held)
     return loaded

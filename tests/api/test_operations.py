@@ -178,7 +178,7 @@ def test_cors_preflight_for_allowed_origins_only(redis_url):
                 "Access-Control-Request-Headers": "Authorization, Content-Type, If-Match",
             },
         )
-        assert preflight.status_code == 200
+        assert preflight.status_code == 204
         assert preflight.headers["Access-Control-Allow-Origin"] == "https://play.example"
         allowed = preflight.headers["Access-Control-Allow-Headers"].lower()
         assert {"authorization", "content-type", "if-match"} <= {

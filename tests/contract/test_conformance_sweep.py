@@ -353,17 +353,21 @@ def sweep_operation(rec: Recorder, table: Table | None, template: str, method: s
 
 
 def sweep_conditions(rec: Recorder, table: Table) -> None:
-    """Versions, idempotency, long polls and streams of the game's matches."""
-    base = f"{table.prefix}/matches/{table.active}"
-    seen = rec.send("get", base, token=table.tokens[0])
-    rec.send("get", base, token=table.tokens[0], headers={"If-None-Match": seen.headers["ETag"]})
+    """Versions, idempotency, long polls and streams of the game's matches,
+    on a match of their own (the sweep of every operation may have ended the
+    table's: a resignation, an abort)."""
+    fresh = create(rec, table.prefix)
+    tokens = [seat["token"] for seat in fresh["seats"]]
+    base = f"{table.prefix}/matches/{fresh['id']}"
+    seen = rec.send("get", base, token=tokens[0])
+    rec.send("get", base, token=tokens[0], headers={"If-None-Match": seen.headers["ETag"]})
     rec.send("get", base, headers={"If-None-Match": 'W/"999", "1"'})
-    for who in (table.tokens[0], table.tokens[1]):
+    for who in (tokens[0], tokens[1]):
         actions = rec.json("get", f"{base}/legal-actions", token=who)["actions"]
         if not actions:
             continue
         rec.send(
-            "post", f"{base}/actions", token=who, body=actions[0], headers={"If-Match": '"1"'}
+            "post", f"{base}/actions", token=who, body=actions[0], headers={"If-Match": '"999999"'}
         )
         key = {"Idempotency-Key": f"sweep-{who[:6]}"}
         rec.send("post", f"{base}/actions", token=who, body=actions[0], headers=key)
@@ -371,8 +375,8 @@ def sweep_conditions(rec: Recorder, table: Table) -> None:
         rec.send("post", f"{base}/actions", token=who, body={"type": "no_such"}, headers=key)
         rec.send("post", f"{base}/actions", token=who, body=actions[0], headers={"If-Match": "x"})
     rec.send("get", f"{base}/events", params={"after": 0, "wait": 0.1})
-    rec.send("get", f"{base}/events", params={"after": 10**6, "wait": 0.2}, token=table.tokens[0])
-    rec.send("get", f"{base}/stream", token=table.tokens[0])
+    rec.send("get", f"{base}/events", params={"after": 10**6, "wait": 0.2}, token=tokens[0])
+    rec.send("get", f"{base}/stream", token=tokens[0])
     rec.send("get", f"{base}/stream", headers={"Last-Event-ID": "2"})
     rec.send("get", f"{base}/stream", headers={"Last-Event-ID": "x"})
     finished = f"{table.prefix}/matches/{table.finished}"

@@ -1,0 +1,327 @@
+"""Followers: event streams and long polls, the same thing with two framings.
+
+A follower watches one or more matches, each as one viewer (a seat or a
+spectator) from its own cursor in the match's log. It first reads what it
+missed from the log, then takes what the process's push hub
+(``service.hub``) hands it, reading any gap itself, so that it sees every
+event it may see, in order, once.
+
+Followers are bounded (issue 15): each holds one of a per-address and a
+per-token allowance (counted in Redis, so across workers and pods); each
+process keeps room for ordinary requests by holding at most
+``followers_per_process``; and a stream lives at most ``stream_max_s``,
+after which it ends and the client resumes with ``Last-Event-ID``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from engines.core import Game
+from service import lifecycle
+from service.auth import token_hash
+from service.errors import Problem
+from service.hub import Follower, Hub, encode
+from service.observability import OPEN_STREAMS
+from service.outages import STORE_GONE, ending_cleanly
+from service.store import Store
+
+READ = 500  # log entries per catch-up read
+
+
+@dataclass
+class Watch:
+    """One match a follower follows, as one viewer, from ``cursor`` on."""
+
+    game: Game
+    match_id: str
+    seat: int | None
+    cursor: int
+    tagged: bool = False  # events carry the match's id and game (multi-match streams)
+    over: bool = False
+
+    @property
+    def tag(self) -> dict[str, Any] | None:
+        return {"match": self.match_id, "game": self.game.name} if self.tagged else None
+
+
+Shown = tuple[Watch, int, bytes]  # the watch, the event's index, its JSON
+
+
+def catch_up(store: Store, hub: Hub, watch: Watch, upto: int | None = None) -> list[Shown]:
+    """What ``watch`` missed in the log after its cursor (up to ``upto``)."""
+    found: list[Shown] = []
+    while not watch.over and (upto is None or watch.cursor < upto):
+        events = store.events(watch.match_id, watch.cursor, READ)
+        if upto is not None:
+            events = [e for e in events if e["index"] <= upto]
+        found += take(watch, encode(events, watch.seat, watch.tag))
+        if events:
+            watch.cursor = max(watch.cursor, events[-1]["index"])
+            hub.seen(watch.match_id, events[-1]["index"])
+        if len(events) < READ:
+            break
+    return found
+
+
+def take(watch: Watch, shown: list[tuple[int, dict[str, Any], bytes]]) -> list[Shown]:
+    """The shown events past the cursor, up to and with ``match_over``."""
+    found = []
+    for index, event, body in shown:
+        if index <= watch.cursor or watch.over:
+            continue
+        found.append((watch, index, body))
+        watch.cursor = index
+        if event["type"] == "match_over":
+            watch.over = True
+    return found
+
+
+def follow(
+    store: Store,
+    hub: Hub,
+    watches: Sequence[Watch],
+    until: float,
+    tick_s: float,
+    caught_up: bool = False,
+) -> Iterator[list[Shown]]:
+    """Every event each watch may see, in order, once: batches as they land
+    (an empty one every ``tick_s`` of quiet), until every watched match is
+    over or gone, ``until`` (monotonic) passes, or the server stops.
+    ``caught_up``: the watches have just read the log themselves."""
+    if not caught_up:
+        yield [shown for watch in watches for shown in catch_up(store, hub, watch)]
+    if all(watch.over for watch in watches):
+        return
+    follower = Follower(watch.match_id for watch in watches)
+    by_id = {watch.match_id: watch for watch in watches}
+    hub.follow(follower)
+    try:
+        # what landed before the hub knew of this follower: the hub may have
+        # read it already for others, and will not hand it out again
+        missed = [shown for watch in watches for shown in catch_up(store, hub, watch)]
+        if missed:
+            yield missed
+        while not all(watch.over for watch in watches):
+            left = until - time.monotonic()
+            if left <= 0 or lifecycle.stopping():
+                return
+            found: list[Shown] = []
+            for batch in follower.take(min(tick_s, left)):
+                watch = by_id[batch.match_id]
+                if watch.over or batch.last <= watch.cursor:
+                    continue
+                if batch.gone:
+                    watch.over = True
+                    continue
+                if batch.first > watch.cursor + 1:  # missed or not read by the hub
+                    found += catch_up(store, hub, watch, batch.first - 1)
+                found += take(watch, batch.shown(watch.seat, watch.tag))
+                watch.cursor = max(watch.cursor, batch.last)
+            yield found
+    finally:
+        hub.unfollow(follower)
+
+
+# -- bounds -------------------------------------------------------------------
+
+# KEYS: one holder's set of open followers. ARGV: now, this follower's lease
+# end, its id, the cap. Forgets expired leases, then adds this one if the
+# holder is under its cap: 1 held, 0 refused.
+HOLD = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('EXPIRE', KEYS[1], math.ceil(ARGV[2] - ARGV[1]) + 1)
+return 1
+"""
+
+PREFIX = "ludotheque:followers"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    per_address: int = 200  # open streams and long polls per client address (0: no cap)
+    per_token: int = 8  # ... per seat token
+    per_process: int = 3500  # ... per server process, leaving room for other requests
+    stream_max_s: float = 600  # a stream ends after this long; the client resumes
+
+
+class Allowances:
+    """Who holds how many followers, in Redis; and this process's count."""
+
+    def __init__(self, client: Any, bounds: Bounds, hub: Hub) -> None:
+        self.client = client
+        self.bounds = bounds
+        self.hub = hub
+
+    def hold(self, address: str, tokens: Sequence[str], lease_s: float) -> list[str]:
+        """Hold one follower for ``address`` and each of ``tokens`` for up to
+        ``lease_s``; refuse with 429 (a holder at its cap) or 503 (this
+        process full). Returns what to ``release``."""
+        if self.bounds.per_process and self.hub.count() >= self.bounds.per_process:
+            raise Problem(
+                503,
+                "too_many_followers",
+                "this server process follows all it can; retry shortly",
+                headers={"Retry-After": "5"},
+            )
+        held = [(f"{PREFIX}:address:{address}", self.bounds.per_address)]
+        held += [(f"{PREFIX}:token:{token_hash(t)}", self.bounds.per_token) for t in tokens]
+        held = [(key, cap) for key, cap in held if cap > 0]
+        if not held:
+            return []
+        member = uuid.uuid4().hex
+        now = time.time()
+        pipe = self.client.pipeline(transaction=False)
+        for key, cap in held:
+            pipe.execute_command("EVAL", HOLD, 1, key, now, now + lease_s, member, cap)
+        try:
+            answers = pipe.execute()
+        except redis.RedisError:
+            raise Problem(503, "store_unavailable", "the store is unavailable") from None
+        keys = [key for key, _ in held]
+        for (key, cap), answer in zip(held, answers, strict=True):
+            if not int(answer):
+                self.release([*keys, member])
+                scope = key.split(":")[2]
+                raise Problem(
+                    429,
+                    "too_many_followers",
+                    f"at most {cap} open streams and long polls per {scope}",
+                    headers={"Retry-After": "10"},
+                )
+        return [*keys, member]
+
+    def release(self, held: list[str]) -> None:
+        if not held:
+            return
+        *keys, member = held
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for key in keys:
+                pipe.zrem(key, member)
+            pipe.execute()
+        except redis.RedisError:
+            pass  # the lease runs out on its own
+
+
+class Framing:
+    """Server-Sent Events: on a one-match stream each event's ``id`` is its
+    index; on a multi-match stream it is, for every watch in order, the
+    index of the last event sent, joined by ``.``, so that Last-Event-ID
+    resumes all of them."""
+
+    def __init__(self, watches: Sequence[Watch]) -> None:
+        self.multi = len(watches) > 1 or any(w.tagged for w in watches)
+        self.sent = {id(w): w.cursor for w in watches}
+        self.order = [id(w) for w in watches]
+
+    def event(self, shown: Shown) -> str:
+        watch, index, body = shown
+        if not self.multi:
+            return f"id: {index}\ndata: {body.decode()}\n\n"
+        self.sent[id(watch)] = index
+        cursors = ".".join(str(self.sent[key]) for key in self.order)
+        return f"id: {cursors}\ndata: {body.decode()}\n\n"
+
+
+def parse_cursors(raw: str | None, n: int) -> list[int] | None:
+    """The cursors a multi-match Last-Event-ID names (None: none given)."""
+    if raw is None:
+        return None
+    parts = raw.strip().split(".")
+    if len(parts) != n or not all(p.isascii() and p.isdigit() and len(p) <= 18 for p in parts):
+        raise Problem(400, "invalid_request", f"Last-Event-ID must be {n} numbers joined by '.'")
+    return [int(p) for p in parts]
+
+
+def long_poll(
+    store: Store,
+    hub: Hub,
+    allowances: Allowances,
+    watch: Watch,
+    limit: int,
+    wait_s: float,
+    address: str,
+    holders: Sequence[str],
+) -> bytes:
+    """The log after the watch's cursor as its viewer may see it (at most
+    ``limit`` events); with ``wait_s``, wait up to that long for one."""
+    shown = catch_up(store, hub, watch)
+    if not shown and wait_s > 0 and not watch.over:
+        held = allowances.hold(address, holders, wait_s + 30)
+        try:
+            until = time.monotonic() + wait_s
+            for found in follow(store, hub, [watch], until, wait_s, caught_up=True):
+                if found:
+                    shown = found
+                    break
+        finally:
+            allowances.release(held)
+    cursor = watch.cursor
+    if len(shown) > limit:
+        shown, cursor = shown[:limit], shown[limit - 1][1]
+    bodies = b",".join(body for _, _, body in shown)
+    return b'{"events":[' + bodies + b'],"next":' + str(cursor).encode() + b"}"
+
+
+def open_stream(
+    store: Store,
+    hub: Hub,
+    allowances: Allowances,
+    watches: Sequence[Watch],
+    finished: Sequence[bool],
+    address: str,
+    holders: Sequence[str],
+    keepalive_s: float,
+) -> tuple[Iterator[str], Callable[[], None]] | None:
+    """A stream of ``watches`` and what to call when it closes; None when
+    every watched match is over and nothing is left to send (answer 204,
+    which makes a browser's EventSource stop reconnecting)."""
+    framing = Framing(watches)
+    first = [shown for watch in watches for shown in catch_up(store, hub, watch)]
+    for watch, done in zip(watches, finished, strict=True):
+        if done:  # a finished match's log is complete: nothing more will come
+            watch.over = True
+    if not first and all(watch.over for watch in watches):
+        return None
+    bounds = allowances.bounds
+    held = allowances.hold(address, holders, bounds.stream_max_s + 30)
+    released = False
+
+    def release() -> None:
+        nonlocal released
+        if not released:
+            released = True
+            allowances.release(held)
+
+    def generate() -> Iterator[str]:
+        with OPEN_STREAMS.labels(watches[0].game.name).track_inprogress():
+            yield from ending_cleanly(frames(), STORE_GONE)
+
+    def frames() -> Iterator[str]:
+        try:
+            yield "retry: 1000\n\n"
+            for shown in first:
+                yield framing.event(shown)
+            until = time.monotonic() + bounds.stream_max_s
+            for found in follow(store, hub, watches, until, keepalive_s, caught_up=True):
+                if not found:
+                    yield ": keep-alive\n\n"
+                for shown in found:
+                    yield framing.event(shown)
+            if not all(watch.over for watch in watches):
+                yield ": this stream ends here; reconnect with Last-Event-ID\n\n"
+        finally:
+            release()
+
+    return generate(), release

@@ -1,0 +1,259 @@
+"""Stream tickets: how a browser's ``EventSource`` follows as a seat, and
+how one stream follows several matches.
+
+``EventSource`` cannot send an ``Authorization`` header, and a token must
+never travel in a URL (logs, history, referrers keep URLs). So the holder
+of a token exchanges it (in a header or a body) for a ticket: random, short
+lived (``ticket_ttl``, 60 s by default, to be used), and single-use: the
+first ``GET`` that presents it opens the stream; from then on it is good
+only for that stream's own reconnections (``EventSource`` sends
+``Last-Event-ID``), one connection at a time, for a while after the last one
+closed. Only the ticket's SHA-256 is stored, with what it follows: each
+match, its game and the seat it follows as (the tokens' hashes count the
+stream against their allowance).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+import orjson
+import redis
+from flask import Response, current_app, request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields, validate
+
+from engines import GAMES
+from service import auth
+from service.errors import Problem
+from service.live import Watch, parse_cursors
+from service.matches import status_of
+
+MAX_MATCHES = 32  # matches one ticket may follow
+
+# KEYS: the ticket, its open-connection mark. ARGV: resuming (1/0), the mark's
+# lease, how long a used ticket stays good for its reconnections.
+# {0}: unknown or expired; {1}: used, and this is not a reconnection;
+# {2}: a connection holds it now; {3, what it follows}: go.
+REDEEM = """
+local follows = redis.call('HGET', KEYS[1], 'follows')
+if not follows then
+  return {0}
+end
+if redis.call('HGET', KEYS[1], 'used') == '1' and ARGV[1] ~= '1' then
+  return {1}
+end
+if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) then
+  return {2}
+end
+redis.call('HSET', KEYS[1], 'used', '1')
+redis.call('EXPIRE', KEYS[1], ARGV[2] + ARGV[3])
+return {3, follows}
+"""
+
+RESUME_S = 300  # a used ticket stays good this long after its stream closed
+
+
+def ticket_key(ticket: str) -> str:
+    digest = hashlib.sha256(ticket.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"ludotheque:ticket:{{{digest}}}"
+
+
+def issue(client: Any, follows: list[dict[str, Any]], ttl: int) -> str:
+    """A new ticket for ``follows`` (game, match, seat, token hash each)."""
+    ticket = secrets.token_urlsafe(32)
+    key = ticket_key(ticket)
+    pipe = client.pipeline(transaction=False)
+    pipe.hset(key, mapping={"follows": orjson.dumps(follows), "used": "0"})
+    pipe.expire(key, ttl)
+    pipe.execute()
+    return ticket
+
+
+def redeem(client: Any, ticket: str, resuming: bool, lease_s: float) -> list[dict[str, Any]]:
+    """What ``ticket`` follows, marking it held by this connection (see
+    ``release``); 401 when it is unknown, expired or used, 409 when another
+    connection holds it."""
+    key = ticket_key(ticket)
+    answer = client.eval(REDEEM, 2, key, key + ":open", int(resuming), int(lease_s), RESUME_S)
+    kind = int(answer[0])
+    if kind == 0:
+        raise Problem(401, "invalid_ticket", "this stream ticket is unknown or expired")
+    if kind == 1:
+        raise Problem(401, "invalid_ticket", "this stream ticket was used; take a new one")
+    if kind == 2:
+        raise Problem(409, "ticket_in_use", "another connection follows with this ticket")
+    return orjson.loads(answer[1])
+
+
+def release(client: Any, ticket: str) -> None:
+    """The connection holding ``ticket`` closed: its reconnection may come."""
+    key = ticket_key(ticket)
+    try:
+        pipe = client.pipeline(transaction=False)
+        pipe.delete(key + ":open")
+        pipe.expire(key, RESUME_S)
+        pipe.execute()
+    except redis.RedisError:
+        pass  # the mark's lease runs out on its own
+
+
+def follows_of(matches: Any, wanted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Check each wanted match and token: what a ticket for them follows."""
+    follows = []
+    for item in wanted:
+        game = GAMES.get(item["game"])
+        if game is None:
+            raise Problem(404, "game_not_found", f"no game {item['game']!r}; see /v1/games")
+        token = item.get("token")
+        watch, _ = matches.watch(game, item["match"], token, 0)
+        follows.append(
+            {
+                "game": game.name,
+                "match": item["match"],
+                "seat": watch.seat,
+                "token": auth.token_hash(token) if token else None,
+            }
+        )
+    return follows
+
+
+class FollowSchema(Schema):
+    game = fields.String(required=True, metadata={"example": "dekal"})
+    match = fields.String(required=True, metadata={"description": "the match's id"})
+    token = fields.String(
+        metadata={"description": "a seat's token, to follow as that seat (else as a spectator)"}
+    )
+
+
+class TicketRequestSchema(Schema):
+    matches = fields.List(
+        fields.Nested(FollowSchema),
+        required=True,
+        validate=validate.Length(min=1, max=MAX_MATCHES),
+        metadata={"description": f"the matches to follow (1 to {MAX_MATCHES})"},
+    )
+
+
+class TicketSchema(Schema):
+    ticket = fields.String(required=True, metadata={"description": "pass it as ?ticket="})
+    expires_in = fields.Integer(
+        required=True, metadata={"description": "seconds left to open the stream with it"}
+    )
+    stream = fields.String(required=True, metadata={"description": "the stream's URL path"})
+
+
+class TicketQuerySchema(Schema):
+    ticket = fields.String(required=True, validate=validate.Length(min=1, max=200))
+
+
+def ticket_answer(ticket: str, path: str) -> Response:
+    ttl = current_app.extensions["ludotheque.matches"].settings.ticket_ttl
+    body = {"ticket": ticket, "expires_in": ttl, "stream": f"{path}?ticket={ticket}"}
+    return Response(orjson.dumps(body), status=201, mimetype="application/json")
+
+
+def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
+    """``POST /v1/stream-tickets`` and ``GET /v1/stream``: one stream, many matches."""
+    blp = Blueprint("live", __name__, url_prefix="/v1", description="Follow several matches")
+
+    @blp.route("/stream-tickets")
+    class Tickets(MethodView):
+        @blp.arguments(TicketRequestSchema)
+        @blp.response(201, TicketSchema)
+        @blp.doc(operationId="create_stream_ticket", **problems(400, 403, 404, 413, 422, 503))
+        def post(self, body: dict[str, Any]) -> Response:
+            """A ticket for one stream that follows several matches, each as
+            the seat its token holds (or as a spectator without a token).
+            Tokens travel in this body, never in a URL."""
+            matches = current_app.extensions["ludotheque.matches"]
+            follows = follows_of(matches, body["matches"])
+            ticket = issue(matches.store.client, follows, matches.settings.ticket_ttl)
+            return ticket_answer(ticket, "/v1/stream")
+
+    @blp.route("/stream")
+    class MultiStream(MethodView):
+        @blp.arguments(TicketQuerySchema, location="query", as_kwargs=True)
+        @blp.doc(
+            operationId="stream_matches",
+            parameters=[
+                {
+                    "in": "header",
+                    "name": "Last-Event-ID",
+                    "schema": {"type": "string"},
+                    "description": "resume: the `id` of the last event received "
+                    "(one cursor per match, in the ticket's order, joined by `.`)",
+                }
+            ],
+            **problems(400, 401, 404, 409, 429, 503, stream=sse_response),
+        )
+        @blp.alt_response(204, description="Every match followed is over and fully sent")
+        def get(self, ticket: str) -> Response:
+            """Follow every match of a ticket over one stream: each event's
+            data carries its `match` and `game`; the stream ends when every
+            match is over."""
+            matches = current_app.extensions["ludotheque.matches"]
+            resume = request.headers.get("Last-Event-ID")
+            lease = matches.settings.bounds.stream_max_s + 30
+            follows = redeem(matches.store.client, ticket, resume is not None, lease)
+            try:
+                cursors = parse_cursors(resume, len(follows)) or [0] * len(follows)
+                watches, finished = [], []
+                for item, cursor in zip(follows, cursors, strict=True):
+                    game = GAMES[item["game"]]
+                    loaded = matches.load(game, item["match"])
+                    watches.append(Watch(game, item["match"], item["seat"], cursor, tagged=True))
+                    finished.append(status_of(game, loaded.match) == "finished")
+                holders = [item["token"] for item in follows if item["token"]]
+                opened = matches.stream(watches, finished, address(), holders)
+            except BaseException:
+                release(matches.store.client, ticket)
+                raise
+            return stream_response(opened, lambda: release(matches.store.client, ticket))
+
+    return blp
+
+
+def ticket_stream(game: Any, match_id: str, ticket: str, after: int, resuming: bool) -> Response:
+    """``GET .../matches/{id}/stream?ticket=``: this one match, as the
+    ticket's seat, events untagged (as with a token)."""
+    matches = current_app.extensions["ludotheque.matches"]
+    lease = matches.settings.bounds.stream_max_s + 30
+    follows = redeem(matches.store.client, ticket, resuming, lease)
+    try:
+        if [(f["game"], f["match"]) for f in follows] != [(game.name, match_id)]:
+            raise Problem(403, "invalid_ticket", "this ticket follows other matches")
+        loaded = matches.load(game, match_id)
+        watch = Watch(game, match_id, follows[0]["seat"], after)
+        finished = status_of(game, loaded.match) == "finished"
+        holders = [f["token"] for f in follows if f["token"]]
+        opened = matches.stream([watch], [finished], address(), holders)
+    except BaseException:
+        release(matches.store.client, ticket)
+        raise
+    return stream_response(opened, lambda: release(matches.store.client, ticket))
+
+
+def address() -> str:
+    return request.remote_addr or "unknown"
+
+
+def stream_response(opened: Any, on_close: Any = None) -> Response:
+    """The stream's answer: 204 when there is nothing left to follow."""
+    if opened is None:
+        if on_close is not None:
+            on_close()
+        return Response(status=204)
+    events, release_stream = opened
+    response = Response(
+        events,
+        mimetype="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+    response.call_on_close(release_stream)
+    if on_close is not None:
+        response.call_on_close(on_close)
+    return response

@@ -1,0 +1,151 @@
+"""Issue 17, points 3 and 4: stream tickets, the multi-match stream, 204
+after the end, and CORS for any origin."""
+
+from __future__ import annotations
+
+import requests
+
+from tests.api.client import ApiClient
+from tests.api.test_live import all_events, new, play_to_the_end, sse_events
+from tests.conftest import LiveServer
+
+ORIGIN = "https://page.example"
+
+
+def ticket_for(live, match_id: str, token: str | None) -> dict:
+    answer = live.http.post(
+        live.url(f"/v1/games/dekal/matches/{match_id}/stream-tickets"),
+        headers={"Authorization": f"Bearer {token}"} if token else {},
+    )
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def test_a_ticket_follows_as_its_seat_and_is_single_use(live):
+    api = ApiClient(live.base)
+    match_id, tokens = new(api, 2, seed=5)
+    ticket = ticket_for(live, match_id, tokens[1])
+    assert tokens[1] not in ticket["stream"]
+    play_to_the_end(api, match_id, tokens, 5, 2)
+    with live.http.get(live.url(ticket["stream"]), stream=True, timeout=30) as stream:
+        got = sse_events(stream)
+    assert [data for _, data in got] == all_events(api, match_id, tokens[1])
+    assert got != [(i, d) for i, d in sse_events_of(live, match_id, None)]
+    # used: a new connection without Last-Event-ID is refused
+    again = live.http.get(live.url(ticket["stream"]), timeout=10)
+    assert again.status_code == 401 and again.json()["code"] == "invalid_ticket"
+    # the stream's own reconnection (EventSource sends Last-Event-ID) after
+    # the end gets 204, which stops an EventSource
+    reconnect = live.http.get(
+        live.url(ticket["stream"]), headers={"Last-Event-ID": str(got[-1][0])}, timeout=10
+    )
+    assert reconnect.status_code == 204
+
+
+def sse_events_of(live, match_id: str, token: str | None) -> list:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    url = live.url(f"/v1/games/dekal/matches/{match_id}/stream")
+    with live.http.get(url, headers=headers, stream=True, timeout=30) as stream:
+        return sse_events(stream)
+
+
+def test_a_wrong_or_unknown_ticket_is_refused(live):
+    api = ApiClient(live.base)
+    match_id, tokens = new(api, 2)
+    other_id, _ = new(api, 2)
+    ticket = ticket_for(live, match_id, tokens[0])["ticket"]
+    wrong = live.http.get(live.url(f"/v1/games/dekal/matches/{other_id}/stream?ticket={ticket}"))
+    assert wrong.status_code == 403
+    unknown = live.http.get(live.url(f"/v1/games/dekal/matches/{match_id}/stream?ticket=nope"))
+    assert unknown.status_code == 401
+    bad = live.http.post(
+        live.url(f"/v1/games/dekal/matches/{match_id}/stream-tickets"),
+        headers={"Authorization": "Bearer not-a-token"},
+    )
+    assert bad.status_code == 403
+
+
+def test_one_stream_follows_several_matches_each_event_tagged(live):
+    api = ApiClient(live.base)
+    followed = [new(api, 2, seed=s) for s in (11, 12, 13)]
+    body = {
+        "matches": [
+            {"game": "dekal", "match": followed[0][0], "token": followed[0][1][0]},
+            {"game": "dekal", "match": followed[1][0], "token": followed[1][1][1]},
+            {"game": "dekal", "match": followed[2][0]},
+        ]
+    }
+    answer = live.http.post(live.url("/v1/stream-tickets"), json=body)
+    assert answer.status_code == 201, answer.text
+    for (match_id, tokens), seed in zip(followed, (11, 12, 13), strict=True):
+        play_to_the_end(api, match_id, tokens, seed, 2)
+    url = live.url(answer.json()["stream"])
+    with live.http.get(url, stream=True, timeout=60) as stream:
+        raw = list(stream.iter_lines(decode_unicode=True))
+    ids = [line[4:] for line in raw if line.startswith("id: ")]
+    events = sse_events_multi(raw)
+    viewers = [followed[0][1][0], followed[1][1][1], None]
+    for (match_id, _), viewer in zip(followed, viewers, strict=True):
+        mine = [
+            {k: v for k, v in e.items() if k not in ("match", "game")}
+            for e in events
+            if e["match"] == match_id
+        ]
+        assert mine == all_events(api, match_id, viewer)
+    # the last id resumes every match at its end: 204
+    reconnect = live.http.get(url, headers={"Last-Event-ID": ids[-1]}, timeout=10)
+    assert reconnect.status_code == 204
+
+
+def sse_events_multi(lines: list[str]) -> list[dict]:
+    import orjson
+
+    return [orjson.loads(line[6:]) for line in lines if line.startswith("data: ")]
+
+
+def test_every_answer_allows_any_origin_and_preflights_are_cached_and_free(redis_url):
+    server = LiveServer(
+        {
+            "REDIS_URL": redis_url,
+            "RATELIMIT_ENABLED": True,
+            "RATE_LIMIT_PER_ADDRESS": "3/minute",
+        }
+    )
+    try:
+        url = server.url("/v1/games/dekal/matches/" + "0" * 32 + "/actions")
+        for _ in range(10):  # preflights are never counted nor refused
+            preflight = requests.options(
+                url,
+                headers={
+                    "Origin": ORIGIN,
+                    "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "authorization, content-type",
+                },
+            )
+            assert preflight.status_code == 204
+            assert preflight.headers["Access-Control-Allow-Origin"] == "*"
+            assert int(preflight.headers["Access-Control-Max-Age"]) >= 7200
+            allowed = preflight.headers["Access-Control-Allow-Headers"].lower()
+            assert {"authorization", "content-type", "if-match", "last-event-id"} <= {
+                h.strip() for h in allowed.split(",")
+            }
+        answers = [
+            requests.get(server.url("/v1/games"), headers={"Origin": ORIGIN}) for _ in range(5)
+        ]
+        assert answers[-1].status_code == 429
+        for answer in answers:  # the 429 too, with Retry-After readable
+            assert answer.headers["Access-Control-Allow-Origin"] == "*"
+            assert "Retry-After" in answer.headers["Access-Control-Expose-Headers"]
+    finally:
+        server.stop()
+
+
+def test_a_long_poll_takes_its_cursor_from_last_event_id(live):
+    api = ApiClient(live.base)
+    match_id, tokens = new(api, 2, seed=4)
+    everything = all_events(api, match_id, tokens[0])
+    answer = live.http.get(
+        live.url(f"/v1/games/dekal/matches/{match_id}/events"),
+        headers={"Authorization": f"Bearer {tokens[0]}", "Last-Event-ID": "1"},
+    )
+    assert answer.json()["events"] == [e for e in everything if e["index"] > 1]

@@ -1,0 +1,88 @@
+"""Issue 17, point 1: one push hub per process. A write publishes a wake-up
+in the match's own slot (sharded pub/sub on a cluster); a wake-up is only a
+hint, so a lost one loses no event; Redis connections do not grow with
+followers."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import redis
+
+from service.hub import wake_channel
+from tests.api.client import ApiClient
+from tests.api.test_live import all_events, new, play_to_the_end, sse_events
+from tests.conftest import LiveServer
+from tests.test_cluster import cluster_url  # noqa: F401 (a fixture)
+
+
+def test_a_write_publishes_a_wake_up_in_the_matchs_slot_on_a_cluster(cluster_url):  # noqa: F811
+    server = LiveServer({"REDIS_URL": cluster_url, "REDIS_CLUSTER": True})
+    try:
+        api = ApiClient(server.base)
+        match_id, tokens = new(api, 2, seed=8)
+        cluster = redis.RedisCluster.from_url(cluster_url)
+        node = cluster.get_node_from_key(wake_channel(match_id))
+        subscriber = redis.Redis(host=node.host, port=node.port).pubsub()
+        subscriber.ssubscribe(wake_channel(match_id))
+        subscriber.get_message(timeout=1)  # the subscription's confirmation
+        count = len(all_events(api, match_id, None))
+        play_to_the_end(api, match_id, tokens, 8, 2)
+        message = subscriber.get_message(timeout=2)
+        assert message is not None and message["type"] == "smessage"
+        assert int(message["data"]) > count  # the log's new last index
+        subscriber.close()
+        cluster.close()
+    finally:
+        server.stop()
+
+
+def test_streams_share_one_subscriber_and_lose_nothing_when_wake_ups_are_lost(
+    redis_url, redis_client
+):
+    server = LiveServer({"REDIS_URL": redis_url})
+    try:
+        api = ApiClient(server.base)
+        match_id, tokens = new(api, 3, seed=13)
+        url = server.url(f"/v1/games/dekal/matches/{match_id}/stream")
+        viewers = [tokens[i % 3] if i % 4 else None for i in range(24)]
+        received: list[list | None] = [None] * len(viewers)
+
+        def follow(i: int) -> None:
+            headers = {"Authorization": f"Bearer {viewers[i]}"} if viewers[i] else {}
+            with ApiClient(server.base).http.get(url, headers=headers, stream=True) as r:
+                received[i] = sse_events(r)
+
+        followers = [threading.Thread(target=follow, args=(i,)) for i in range(len(viewers))]
+        for follower in followers:
+            follower.start()
+        time.sleep(1)
+        hub = server.app.extensions["ludotheque.matches"].hub
+        assert hub.count() == len(viewers)
+        assert len(hub._listeners) == 1  # one subscriber connection for them all
+
+        # kill the hub's subscriber connections again and again while the
+        # match is played: wake-ups are lost, events are not
+        stop = threading.Event()
+
+        def kill_subscribers() -> None:
+            while not stop.is_set():
+                redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+                time.sleep(0.05)
+
+        killer = threading.Thread(target=kill_subscribers)
+        killer.start()
+        try:
+            play_to_the_end(api, match_id, tokens, 13, 3)
+        finally:
+            stop.set()
+            killer.join()
+        for follower in followers:
+            follower.join(timeout=60)
+        for viewer, got in zip(viewers, received, strict=True):
+            want = all_events(api, match_id, viewer)
+            assert got is not None
+            assert [data for _, data in got] == want
+    finally:
+        server.stop()
