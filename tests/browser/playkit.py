@@ -1,6 +1,9 @@
 """Fixtures for /play in a real browser: Debian's Chromium driven by Playwright for Python.
 
-The server is the app on a loopback port with a bot worker beside it. Each
+Chromium itself is the ``browser`` fixture of tests/browser/conftest.py (it
+skips with an install message when /usr/bin/chromium is absent, and fails
+instead under LUDOTHEQUE_REQUIRE_BROWSER=1). The server is the app on a
+loopback port with a bot worker beside it. Each
 "browser" is a Playwright context (its own localStorage, so its own seats).
 Every page fails its test on a console error, an uncaught exception or a
 request to any other host. Screenshots go to tests/browser/artifacts/ (git
@@ -21,16 +24,6 @@ import pytest
 from service.worker import Worker
 from tests.conftest import LiveServer
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 ARTIFACTS = Path(__file__).with_name("artifacts")
 IMAGES = Path(__file__).parents[2] / "docs" / "images"
 
@@ -45,20 +38,6 @@ def server_fixture(redis_url: str) -> Iterator[LiveServer]:
     worker.stopping.set()
     thread.join(10)
     live.stop()
-
-
-@pytest.fixture(scope="session", name="chromium")
-def chromium_fixture() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        if os.environ.get("LUDOTHEQUE_REQUIRE_BROWSER") == "1":
-            pytest.fail("LUDOTHEQUE_REQUIRE_BROWSER=1 but /usr/bin/chromium is missing")
-        pytest.skip("Debian's Chromium is not installed: apt-get install chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield browser
-        browser.close()
 
 
 class Guard:
@@ -88,13 +67,13 @@ class Guard:
 
 
 @pytest.fixture(name="new_page")
-def new_page_fixture(chromium, server) -> Iterator[Callable[..., object]]:
+def new_page_fixture(browser, server) -> Iterator[Callable[..., object]]:
     """new_page(width=1100, height=900): a page in a browser of its own."""
     guard = Guard(server.base)
     contexts = []
 
     def make(width: int = 1100, height: int = 900):
-        context = chromium.new_context(viewport={"width": width, "height": height})
+        context = browser.new_context(viewport={"width": width, "height": height})
         contexts.append(context)
         page = context.new_page()
         guard.watch(page)

@@ -10,10 +10,8 @@ import requests
 
 from engines.ducale import rules as ducale_rules
 
-# The fixtures server, chromium and new_page live in playkit, not in a conftest:
-# the live-update tests of tests/browser have a conftest of their own.
+# The fixtures server and new_page (on the conftest's browser) live in playkit.
 from tests.browser.playkit import (  # noqa: F401
-    chromium_fixture,
     new_page_fixture,
     screenshot,
     server_fixture,
@@ -136,6 +134,8 @@ def test_a_whole_match_against_bots_by_clicking(new_page, server, game):
 
 def test_two_people_in_two_browsers_through_the_seat_link(new_page, server):
     ada = new_page()
+    urls: list[str] = []
+    ada.on("request", lambda request: urls.append(request.url))
     create_table(ada, server.base, "dekal", ["you", "open"], {})
     link = ada.locator("a.seat-link").get_attribute("href")
     assert "#join/dekal/" in link and "token" not in link
@@ -153,6 +153,11 @@ def test_two_people_in_two_browsers_through_the_seat_link(new_page, server):
     check_the_end(ada)
     check_the_end(bob)
     screenshot(ada, "two-browsers-ada")
+    # Live through one ticketed stream; the seat's token never in a URL.
+    assert any("/v1/stream?ticket=" in url for url in urls)
+    match_id = ada.url.rsplit("/", 1)[1]
+    token = ada.evaluate(f"JSON.parse(localStorage.getItem('ludotheque:{match_id}'))[0]")
+    assert token and not any(token in url for url in urls)
     ada.get_by_role("button", name="Rematch").click()
     bob.get_by_role("button", name="Accept the rematch").click()
     for page in (ada, bob):  # both sit at the new table, which has started
@@ -163,6 +168,7 @@ def test_two_people_in_two_browsers_through_the_seat_link(new_page, server):
 def test_a_refused_move_shows_the_servers_reason(new_page, server):
     page = new_page()
     # Hold the page's live updates, then play from elsewhere with the same seat.
+    page.route("**/v1/stream-tickets", lambda route: None)
     page.route("**/events?*", lambda route: None)
     create_table(page, server.base, "dekal", ["you", "greedy"], {})
     page.locator(".grid button.card.down.legal").first.wait_for()

@@ -35,11 +35,21 @@ export function holdSeat(id, seat, token) {
   localStorage.setItem(`ludotheque:${id}`, JSON.stringify({ ...seatsHeld(id), [seat]: token }));
 }
 
-// Follow a match's events: calls onEvents(list) for each batch, from `after` on.
-// Long poll with the Authorization header (a seat's own view); returns stop().
-export function follow(game, id, token, after, onEvents) {
+// Follow a match's events: calls onEvents(list) for each batch, from the start; returns stop().
+// One EventSource for the page, through a ticket (EventSource sends no Authorization header,
+// and a token never goes in a URL): POST /v1/stream-tickets with the token in the body.
+// The stream ends at match_over; then the long poll (with the header) goes on, for the
+// rematch offer that comes after it. Any trouble with the stream falls back to the long poll.
+export function follow(game, id, token, onEvents) {
   const stop = new AbortController();
-  (async () => {
+  let after = 0;
+  let source = null;
+  const take = (events) => {
+    after = events.at(-1).index;
+    onEvents(events);
+  };
+  const poll = async () => {
+    source?.close();
     while (!stop.signal.aborted) {
       try {
         const headers = token ? { Authorization: `Bearer ${token}` } : {};
@@ -48,13 +58,26 @@ export function follow(game, id, token, after, onEvents) {
         if (answer.status === 404 || answer.status === 403) return; // gone, or not ours: stop
         if (!answer.ok) throw new Error(answer.status);
         const page = await answer.json();
+        if (page.events.length) take(page.events);
         after = page.next;
-        if (page.events.length) onEvents(page.events);
       } catch {
         if (!stop.signal.aborted) await new Promise((wake) => setTimeout(wake, 2000));
       }
     }
-  })();
+  };
+  call("POST", "v1/stream-tickets", { body: { matches: [{ game, match: id, ...(token && { token }) }] } })
+    .then((ticket) => {
+      if (stop.signal.aborted) return;
+      source = new EventSource(new URL(ticket.stream.replace(/^\//, ""), base));
+      source.onmessage = (message) => {
+        const event = JSON.parse(message.data);
+        take([event]);
+        if (event.type === "match_over") poll();
+      };
+      source.onerror = () => source.readyState === EventSource.CLOSED && poll();
+    })
+    .catch(() => !stop.signal.aborted && poll());
+  stop.signal.addEventListener("abort", () => source?.close());
   return () => stop.abort();
 }
 

@@ -156,9 +156,10 @@ async function openTable(game, id) {
   const t = { game, id, held: seatsHeld(id), log: [], message: "", seq: 0 };
   table = t;
   const token = Object.values(t.held)[0];
-  t.stop = follow(game, id, token, 0, (events) => {
+  let pending = null; // events come one by one: read the table once per burst
+  t.stop = follow(game, id, token, (events) => {
     t.log.push(...events);
-    refresh(t);
+    pending ??= setTimeout(() => { pending = null; refresh(t); }, 40);
   });
   await refresh(t);
 }
