@@ -301,8 +301,8 @@ function outcome(t) {
 }
 
 function describe(match, event) {
-  // The seats and the commitment are shown above the table already.
-  const { index, version, type, seat, seats, seed_commitment: commitment, ...rest } = event;
+  // The match, its seats and commitment are shown above the table already.
+  const { index, version, type, seat, seats, seed_commitment: commitment, match: _, game, ...rest } = event;
   const who = seat !== undefined ? `${nameOf(match, seat)}: ` : "";
   const details = Object.entries(rest).map(([k, v]) => {
     const text = typeof v === "object" ? JSON.stringify(v) : String(v);

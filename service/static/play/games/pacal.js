@@ -53,6 +53,7 @@ function pyramid(player, mine, places, act, name, solitaire) {
   const rows = [[0], [1, 2], [3, 4, 5], [6, 7, 8, 9]];
   return h("div", { class: "area" },
     h("h4", {}, `${name(player.seat)}${mine ? " (you)" : ""}${solitaire ? "" : `: ${player.manches_won} manches won`}`,
+      player.foundation_top ? ` · foundation ${player.foundation_top}` : "",
       player.to_place !== null && player.to_place !== undefined ? ` · to place: ${player.to_place}` : ""),
     h("div", { class: "pyramid", role: "group", "aria-label": `${name(player.seat)}'s pyramid` }, rows.map((row) =>
       h("div", { class: "row" }, row.map((slot) => {
