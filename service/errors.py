@@ -77,6 +77,9 @@ CODES = [
     "abort_too_late",
     "rematch_already_accepted",
     "seat_reserved",
+    "too_many_followers",
+    "invalid_ticket",
+    "ticket_in_use",
     "store_unavailable",
     "internal_error",
 ]

@@ -45,6 +45,8 @@ class Watch:
     cursor: int
     tagged: bool = False  # events carry the match's id and game (multi-match streams)
     over: bool = False
+    # a long poll reads on past match_over (a rematch is offered after it); a stream stops there
+    whole_log: bool = False
 
     @property
     def tag(self) -> dict[str, Any] | None:
@@ -78,7 +80,7 @@ def take(watch: Watch, shown: list[tuple[int, dict[str, Any], bytes]]) -> list[S
             continue
         found.append((watch, index, body))
         watch.cursor = index
-        if event["type"] == "match_over":
+        if event["type"] == "match_over" and not watch.whole_log:
             watch.over = True
     return found
 

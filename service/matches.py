@@ -163,6 +163,7 @@ class Matches:
         """The log after ``after`` as the caller may see it (JSON); with
         ``wait_s``, wait up to that long for an event the caller may see."""
         watch, _ = self.watch(game, match_id, token, after)
+        watch.whole_log = True
         holders = [auth.token_hash(token)] if token else []
         return long_poll(
             self.store, self.hub, self.allowances, watch, limit, wait_s, address, holders
