@@ -553,7 +553,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         @blp.doc(
             operationId=f"{name}_events",
             security=OPTIONAL_SEAT_TOKEN,
-            parameters=[
+            **header_parameters(
                 {
                     "in": "header",
                     "name": "Last-Event-ID",
@@ -561,7 +561,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                     "description": "the cursor, instead of `after` (which it overrides): a "
                     "page's long polls then keep one URL and one cached CORS preflight",
                 }
-            ],
+            ),
             **problems(400, 401, 403, 404, 429, 503),
         )
         def get(self, match_id: str, after: int, limit: int, wait: float) -> Response:

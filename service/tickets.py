@@ -57,6 +57,10 @@ return {3, follows}
 RESUME_S = 300  # a used ticket stays good this long after its stream closed
 
 
+# a 401 names the scheme to use, as every 401 of the service does
+TICKET_REALM = {"WWW-Authenticate": 'Bearer realm="ludotheque"'}
+
+
 def ticket_key(ticket: str) -> str:
     digest = hashlib.sha256(ticket.encode("utf-8", "surrogatepass")).hexdigest()
     return f"ludotheque:ticket:{{{digest}}}"
@@ -81,9 +85,16 @@ def redeem(client: Any, ticket: str, resuming: bool, lease_s: float) -> list[dic
     answer = client.eval(REDEEM, 2, key, key + ":open", int(resuming), int(lease_s), RESUME_S)
     kind = int(answer[0])
     if kind == 0:
-        raise Problem(401, "invalid_ticket", "this stream ticket is unknown or expired")
+        raise Problem(
+            401, "invalid_ticket", "this stream ticket is unknown or expired", headers=TICKET_REALM
+        )
     if kind == 1:
-        raise Problem(401, "invalid_ticket", "this stream ticket was used; take a new one")
+        raise Problem(
+            401,
+            "invalid_ticket",
+            "this stream ticket was used; take a new one",
+            headers=TICKET_REALM,
+        )
     if kind == 2:
         raise Problem(409, "ticket_in_use", "another connection follows with this ticket")
     return orjson.loads(answer[1])
