@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Blueprint, Response, abort, send_from_directory
+from flask import Blueprint, Response, abort, request
 
 from service.docs import HEADERS
 
@@ -29,9 +29,13 @@ def _send(name: str) -> Response:
     path = ASSETS / name
     if path.suffix not in TYPES or not path.is_file() or ASSETS not in path.resolve().parents:
         abort(404)
-    response = send_from_directory(ASSETS, name, mimetype=TYPES[path.suffix], max_age=300)
-    response.headers.update(HEADERS)
-    return response
+    # Read whole (the files are small): no file handle is left open when a browser
+    # drops the request half way.
+    response = Response(path.read_bytes(), mimetype=TYPES[path.suffix], headers=HEADERS)
+    response.cache_control.public = True
+    response.cache_control.max_age = 300
+    response.add_etag()
+    return response.make_conditional(request)
 
 
 @play.get("/play")

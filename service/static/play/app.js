@@ -85,7 +85,7 @@ async function showLobby() {
   // The lobby, newest first, a page at a time (`next` is the cursor of the next page).
   async function listTables() {
     const list = h("ul", {});
-    const more = h("button", { type: "button" }, "More tables");
+    const more = h("button", { type: "button", hidden: true }, "More tables");
     async function page(cursor) {
       const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
       const { matches, next } = await call("GET", `v1/games/${game().name}/matches${query}`);
