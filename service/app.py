@@ -22,6 +22,7 @@ from service.limits import init_limits
 from service.live import Bounds
 from service.matches import Matches, Settings
 from service.observability import init_observability
+from service.play import play
 from service.quotas import quotas_for
 from service.scheduler import BotLimits, Scheduler
 from service.store import Store, connect
@@ -170,6 +171,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     init_api(api)
     app.register_blueprint(health)
     app.register_blueprint(docs)  # Swagger UI from the package's own files
+    app.register_blueprint(play)  # the reference front end at /play
     init_hardening(app)
     init_observability(app)
     init_cors(app, app.config["CORS_ORIGINS"])  # before the limits: preflights are free

@@ -1,0 +1,319 @@
+// The page: a lobby (#), a seat to take (#join/G/ID/SEAT), a table (#match/G/ID).
+import { call, checkDeal, follow, holdSeat, matchPath, seatsHeld } from "./api.js";
+import { h } from "./dom.js";
+import * as dekal from "./games/dekal.js";
+import * as ducale from "./games/ducale.js";
+import * as gaudi from "./games/gaudi.js";
+import * as pacal from "./games/pacal.js";
+
+const GAMES = { dekal, pacal, gaudi, ducale };
+const PLAYERS = ["you", "random", "greedy", "mcts", "open"];
+const main = document.querySelector("main");
+let table = null; // the match on screen: { game, id, held, match, legal, log, stop }
+let views = 0; // counts routes, so that a slow answer never draws over a newer view
+
+window.addEventListener("hashchange", route);
+setInterval(tickClocks, 1000);
+route();
+
+function route() {
+  table?.stop();
+  table = null;
+  views += 1;
+  const [where, game, id, seat] = location.hash.slice(1).split("/");
+  if (where === "match") openTable(game, id);
+  else if (where === "join") showJoin(game, id, Number(seat));
+  else showLobby();
+}
+
+function show(...nodes) {
+  main.replaceChildren(...nodes.filter(Boolean));
+}
+
+function problem(error) {
+  const p = error.problem;
+  return p ? `Refused (${p.code}): ${p.detail || p.title}` : `Network error: ${error.message}`;
+}
+
+// ---- The lobby: create a table, or join a listed one ----
+
+async function showLobby() {
+  const view = views;
+  const { games } = await call("GET", "v1/games");
+  if (view !== views) return;
+  const gameSelect = h("select", { id: "game", onchange: () => drawSeats() },
+    games.map((g) => h("option", { value: g.name }, GAMES[g.name].title)));
+  const countSelect = h("select", { id: "count", onchange: () => drawSeats() });
+  const seats = h("fieldset", { class: "seats" });
+  const name = h("input", { id: "name", value: localStorage.getItem("ludotheque:name") || "Me" });
+  const listed = h("input", { type: "checkbox", id: "listed", checked: true });
+  const options = h("fieldset", { class: "options" });
+  const message = h("p", { role: "alert" });
+  const tables = h("section", { "aria-labelledby": "tables-title" });
+  const game = () => games.find((g) => g.name === gameSelect.value);
+
+  function drawSeats() {
+    const { min_players: min, max_players: max } = game();
+    const count = Math.min(Math.max(Number(countSelect.value) || 2, min), max);
+    countSelect.replaceChildren(...Array.from({ length: max - min + 1 }, (_, i) =>
+      h("option", { value: min + i, selected: min + i === count }, String(min + i))));
+    seats.replaceChildren(h("legend", {}, "Seats"), ...Array.from({ length: count }, (_, i) =>
+      h("label", {}, `Seat ${i + 1} `, h("select", { name: `seat${i}`, "data-seat": i },
+        PLAYERS.map((p) => h("option", { value: p, selected: p === (i ? "greedy" : "you") },
+          p === "you" ? "you" : p === "open" ? "open seat (a friend)" : `bot: ${p}`))))));
+    drawOptions(game().options, options);
+    listTables();
+  }
+
+  async function create(event) {
+    event.preventDefault();
+    localStorage.setItem("ludotheque:name", name.value);
+    const players = [...seats.querySelectorAll("select")].map((s) =>
+      s.value === "you" ? { name: name.value } : s.value === "open" ? {} : { bot: s.value });
+    const chosen = Object.fromEntries([...options.querySelectorAll("[name]")].filter((f) => f.value !== "")
+      .map((f) => [f.name, f.type === "checkbox" ? f.checked : f.dataset.number ? Number(f.value) : f.value]));
+    try {
+      const match = await call("POST", `v1/games/${game().name}/matches`,
+        { body: { players, listed: listed.checked, options: chosen } });
+      for (const seat of match.seats) if (seat.token) holdSeat(match.id, seat.seat, seat.token);
+      location.hash = `match/${match.game}/${match.id}`;
+    } catch (error) {
+      message.textContent = problem(error);
+    }
+  }
+
+  // The lobby, newest first, a page at a time (`next` is the cursor of the next page).
+  async function listTables() {
+    const list = h("ul", {});
+    const more = h("button", { type: "button", hidden: true }, "More tables");
+    async function page(cursor) {
+      const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
+      const { matches, next } = await call("GET", `v1/games/${game().name}/matches${query}`);
+      list.append(...matches.map((m) => h("li", {},
+        `${m.players} seats: ${m.seats.map((s) => s.name || s.bot || "open").join(", ")} `,
+        m.open_seats.map((seat) => h("a", { class: "button", href: `#join/${game().name}/${m.id}/${seat}` },
+          `Join seat ${seat + 1}`)))));
+      more.hidden = !next;
+      more.onclick = () => page(next);
+      if (!list.children.length && !next) list.replaceChildren(h("li", {}, "None right now."));
+    }
+    tables.replaceChildren(h("h2", { id: "tables-title" }, "Tables waiting for players"), list, more,
+      h("button", { type: "button", onclick: listTables }, "Refresh"));
+    await page(null);
+  }
+
+  show(h("form", { onsubmit: create, "aria-labelledby": "new-title" },
+    h("h2", { id: "new-title" }, "New table"),
+    h("label", {}, "Game ", gameSelect), h("label", {}, "Players ", countSelect),
+    h("label", {}, "Your name ", name), seats, options,
+    h("label", {}, listed, " List it in the lobby"),
+    h("button", { type: "submit" }, "Create"), message), tables);
+  drawSeats();
+}
+
+// A field for each simple option of the game's JSON Schema (GET /v1/games); empty: the default.
+function drawOptions(schema, fieldset) {
+  const fields = Object.entries(schema.properties || {}).map(([key, p]) => {
+    const label = key.replaceAll("_", " ");
+    const types = [p.type].flat();
+    let field;
+    if (types.includes("boolean")) field = h("input", { type: "checkbox", name: key, checked: p.default === true });
+    else if (p.enum) field = h("select", { name: key, "data-number": typeof p.enum[0] === "number" && "1" }, h("option", { value: "" }, `default (${p.default ?? "none"})`),
+      p.enum.filter((v) => v !== null).map((v) => h("option", { value: v }, String(v))));
+    else if (types.includes("integer")) field = h("input", { type: "number", name: key, "data-number": "1", min: p.minimum, max: p.maximum,
+      placeholder: `default: ${p.default ?? "none"}` });
+    else return null;
+    return h("label", { title: p.description || "" }, `${label} `, field);
+  }).filter(Boolean);
+  fieldset.replaceChildren(h("legend", {}, "Options"), ...fields);
+}
+
+// ---- A seat link: a friend takes the open seat ----
+
+function showJoin(game, id, seat) {
+  const name = h("input", { id: "name", value: localStorage.getItem("ludotheque:name") || "Friend" });
+  const message = h("p", { role: "alert" });
+  async function join(event) {
+    event.preventDefault();
+    localStorage.setItem("ludotheque:name", name.value);
+    try {
+      const joined = await call("POST", `${matchPath(game, id)}/seats/${seat}`, { body: { name: name.value } });
+      holdSeat(id, joined.seat, joined.token);
+      location.hash = `match/${game}/${id}`;
+    } catch (error) {
+      message.textContent = problem(error);
+    }
+  }
+  show(h("form", { onsubmit: join },
+    h("h2", {}, `Join a table of ${GAMES[game].title}, seat ${seat + 1}`),
+    h("label", {}, "Your name ", name), h("button", { type: "submit" }, "Take the seat"), message,
+    h("p", {}, h("a", { href: `#match/${game}/${id}` }, "Watch instead"))));
+}
+
+// ---- The table ----
+
+async function openTable(game, id) {
+  const t = { game, id, held: seatsHeld(id), log: [], message: "", seq: 0 };
+  table = t;
+  const token = Object.values(t.held)[0];
+  let pending = null; // events come one by one: read the table once per burst
+  t.stop = follow(game, id, token, (events) => {
+    t.log.push(...events);
+    pending ??= setTimeout(() => { pending = null; refresh(t); }, 40);
+  });
+  await refresh(t);
+}
+
+// Which held seat we look through: one that must act, else the first.
+function viewer(t, match) {
+  const held = Object.keys(t.held).map(Number);
+  return held.find((s) => match?.to_act.includes(s)) ?? held[0] ?? null;
+}
+
+async function refresh(t) {
+  const seq = ++t.seq;
+  try {
+    // The match as the seat sees it, with what it may play now (?legal_actions=true).
+    const read = (seat) => call("GET", `${matchPath(t.game, t.id)}?legal_actions=true`, { token: t.held[seat] });
+    let seat = viewer(t, t.match);
+    let match = await read(seat);
+    if (viewer(t, match) !== seat) {
+      seat = viewer(t, match);
+      match = await read(seat);
+    }
+    if (seq !== t.seq || table !== t) return; // a newer refresh is under way
+    Object.assign(t, { match, legal: match.legal_actions || [], seat });
+    render(t);
+  } catch (error) {
+    t.message = problem(error);
+    if (table !== t) return;
+    if (t.match) render(t);
+    else show(h("p", { role: "alert" }, t.message), h("a", { href: "#", class: "button" }, "Back to the lobby"));
+  }
+}
+
+// No If-Match: the server checks every action against the match as it is, and a stale
+// click (another tab, the turn clock) is refused with its reason rather than played.
+async function act(t, action) {
+  t.message = "";
+  t.legal = []; // nothing more to click until the table is read again,
+  const seq = ++t.seq; // and no read already under way may bring back the old choices
+  render(t);
+  try {
+    const match = await call("POST", `${matchPath(t.game, t.id)}/actions?legal_actions=true`,
+      { token: t.held[t.seat], body: action });
+    // The answer is the table after the move, with the seat's next choices.
+    if (seq !== t.seq || table !== t) return; // a newer read has drawn the table
+    if (viewer(t, match) === t.seat) {
+      Object.assign(t, { match, legal: match.legal_actions || [] });
+      return render(t);
+    }
+  } catch (error) {
+    t.message = problem(error);
+  }
+  await refresh(t);
+}
+
+async function lifecycle(t, verb, seats = [t.seat]) {
+  try {
+    for (const seat of seats) {
+      const answer = await call("POST", `${matchPath(t.game, t.id)}/${verb}`, { token: t.held[seat] });
+      if (verb === "rematch") holdSeat(answer.id, answer.seat, answer.token);
+      if (verb === "rematch" && seat === seats.at(-1)) location.hash = `match/${t.game}/${answer.id}`;
+    }
+  } catch (error) {
+    t.message = problem(error);
+  }
+  await refresh(t);
+}
+
+const nameOf = (match, seat) => {
+  const s = match.seats[seat];
+  return s ? s.name || (s.bot ? `${s.bot} bot` : `seat ${seat + 1}`) : `seat ${seat + 1}`;
+};
+
+function render(t) {
+  const { match, seat } = t;
+  const focused = document.activeElement?.getAttribute("aria-label");
+  const module = GAMES[t.game];
+  const board = match.view
+    ? module.draw(match.view, {
+        seat, legal: t.legal, act: (action) => act(t, action), name: (s) => nameOf(match, s), match,
+        redraw: () => render(t),
+      })
+    : h("p", {}, "The match starts when every seat is taken.");
+  const openLinks = match.seats.filter((s) => s.open).map((s) => {
+    const link = `${location.origin}${location.pathname}#join/${t.game}/${t.id}/${s.seat}`;
+    return h("li", {}, `Seat ${s.seat + 1} is open. Send this link to a friend: `,
+      h("a", { href: link, class: "seat-link" }, link));
+  });
+  const held = Object.keys(t.held).map(Number);
+  show(
+    h("h2", {}, `${module.title} `, h("small", {}, `table ${t.id.slice(0, 8)} · ${match.status}`)),
+    h("ul", { class: "players", "aria-label": "Players" }, match.seats.map((s) =>
+      h("li", { class: match.to_act.includes(s.seat) ? "to-act" : "" },
+        `${nameOf(match, s.seat)}${held.includes(s.seat) ? " (you)" : ""}`,
+        match.to_act.includes(s.seat) ? " · to play" : "",
+        match.deadlines?.[s.seat] ? h("span", { class: "clock", "data-deadline": match.deadlines[s.seat] }) : null))),
+    openLinks.length ? h("ul", { class: "links" }, openLinks) : null,
+    h("p", { role: "alert", class: "message" }, t.message),
+    h("div", { class: "layout" },
+      h("section", { class: "board", "aria-label": "Table" }, board),
+      h("section", { class: "log", "aria-label": "Event log" }, h("h3", {}, "Events"),
+        h("ol", { "aria-live": "polite" }, t.log.filter((e) => e.type !== "action").slice(-60).map((e) => h("li", {}, describe(match, e)))))),
+    outcome(t),
+    h("p", { class: "controls" },
+      match.status === "active" && held.length ? h("button", { onclick: () => lifecycle(t, "resign") }, "Resign") : null,
+      match.status === "active" && held.length ? h("button", { onclick: () => lifecycle(t, "abort") }, "Abort") : null,
+      match.status === "finished" && held.length
+        ? h("button", { onclick: () => lifecycle(t, "rematch", held) }, match.rematch ? "Accept the rematch" : "Rematch")
+        : null,
+      h("a", { href: "#", class: "button" }, "Back to the lobby")),
+    h("p", { class: "proof" }, "Deal committed: ",
+      h("code", { title: match.seed_commitment || "" }, match.seed_commitment
+        ? `${match.seed_commitment.slice(0, 8)}…${match.seed_commitment.slice(-4)}` : "no proof of the deal"),
+      match.seeded ? " (practice deal: its creator chose the shuffle)" : ""),
+  );
+  tickClocks();
+  main.querySelector(".log ol").scrollTop = 1e6; // the latest events in sight
+  const again = focused && [...main.querySelectorAll("[aria-label]")].find((n) => n.getAttribute("aria-label") === focused);
+  again?.focus();
+}
+
+function outcome(t) {
+  const { match } = t;
+  const o = match.outcome;
+  if (!o) return null;
+  const verdict = h("p", { class: "verdict" }, "Checking the deal…");
+  if (o.seed !== undefined && o.salt) {
+    checkDeal(t.game, t.id).then(({ holds }) => {
+      verdict.textContent = holds
+        ? "Deal verified: the revealed seed and salt give the commitment shown from the start."
+        : "The revealed seed does NOT match the commitment!";
+    }).catch(() => { verdict.textContent = "The deal could not be checked in this browser."; });
+  } else verdict.textContent = "No seed revealed for this match.";
+  const winners = o.winners.map((s) => nameOf(match, s)).join(" and ") || "nobody";
+  return h("section", { class: "outcome", "aria-label": "Outcome" },
+    h("h3", {}, `Over: ${winners} ${o.winners.length === 1 ? "wins" : "win"}`),
+    o.ended_by ? h("p", {}, `Ended by ${o.ended_by}.`) : null,
+    o.scores ? h("ul", {}, o.scores.map((score, s) => h("li", {}, `${nameOf(match, s)}: ${score}`))) : null,
+    verdict, h("a", { href: `${matchPath(t.game, t.id)}/record` }, "The match's record"));
+}
+
+function describe(match, event) {
+  // The match, its seats and commitment are shown above the table already.
+  const { index, version, type, seat, seats, seed_commitment: commitment, match: _, game, ...rest } = event;
+  const who = seat !== undefined ? `${nameOf(match, seat)}: ` : "";
+  const details = Object.entries(rest).map(([k, v]) => {
+    const text = typeof v === "object" ? JSON.stringify(v) : String(v);
+    return `${k.replaceAll("_", " ")} ${text.length > 40 ? `${text.slice(0, 39)}…` : text}`;
+  });
+  return `${who}${type.replaceAll("_", " ")}${details.length ? ` (${details.join(", ")})` : ""}`;
+}
+
+function tickClocks() {
+  for (const clock of document.querySelectorAll(".clock")) {
+    const left = Math.max(0, Math.round(Number(clock.dataset.deadline) - Date.now() / 1000));
+    clock.textContent = ` · ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} left`;
+  }
+}

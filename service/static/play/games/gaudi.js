@@ -1,0 +1,98 @@
+// Gaudí: the board of hexagonal tiles (pointy-top, axial q, r), each tile's three
+// animal thirds in their colours, your hand, and the hexes where a tile may go.
+import { h, same } from "../dom.js";
+
+export const title = "Gaudí";
+const ANIMALS = ["starfish", "snail", "jellyfish"];
+const SYMBOL = { starfish: "★", snail: "@", jellyfish: "~" };
+const COLOUR = { O: "orange", G: "green", B: "blue" };
+const R = 20; // hex radius in SVG units
+const W = R * Math.sqrt(3) / 2;
+// The corners of a hex around its centre; thirds hold the top, lower-right and lower-left corners.
+const C = { top: [0, -R], ur: [W, -R / 2], lr: [W, R / 2], bottom: [0, R], ll: [-W, R / 2], ul: [-W, -R / 2] };
+const THIRDS = [["top", ["ul", "top", "ur"], 0, -1], ["lr", ["ur", "lr", "bottom"], 0, 0], ["ll", ["bottom", "ll", "ul"], -1, 0]];
+let pending = []; // tiles laid this turn, before "Place"
+let chosen = null; // the hand tile to lay next
+let turnKey = "";
+
+export const describeTile = (tile) => ANIMALS.map((a, i) => `${COLOUR[tile[i]]} ${a}`).join(", ");
+
+export function draw(view, { seat, legal, act, name, redraw }) {
+  const key = `${view.turn}:${view.board.length}`;
+  if (key !== turnKey) [pending, chosen, turnKey] = [[], null, key];
+  const places = legal.filter((a) => a.type === "place");
+  const contains = (a) => pending.every((p) => a.tiles.some((t) => same(t, p)));
+  const fitting = places.filter(contains);
+  const next = fitting.flatMap((a) => a.tiles.filter((t) => !pending.some((p) => same(p, t))));
+  const complete = fitting.find((a) => a.tiles.length === pending.length);
+  const spots = chosen ? uniq(next.filter((t) => t.tile === chosen)) : [];
+  const lay = (spot) => () => { pending.push(spot); chosen = null; redraw(); };
+  const pick = (tile) => () => { chosen = chosen === tile ? null : tile; redraw(); };
+  const me = view.players.find((p) => p.seat === seat);
+  return h("div", {},
+    h("p", {}, view.finished ? `Over (${view.end_reason}).` : `Turn ${view.turn}: ${name(view.active)} plays. Pile: ${view.pile_size} tiles.`,
+      places.length ? " Pick a tile of your hand, then a dashed hex; lay 1, 2 or 3 tiles, then Place." : ""),
+    board(view, pending, spots, lay),
+    view.hand ? h("div", { class: "area" }, h("h3", {}, "Your hand"), h("div", { class: "row" }, inHand(view.hand).map((tile) => {
+      const usable = next.some((t) => t.tile === tile);
+      return h("button", { class: `tile${usable ? " legal" : ""}${chosen === tile ? " picked" : ""}`, disabled: !usable,
+        onclick: pick(tile), "aria-pressed": String(chosen === tile), "aria-label": `Tile ${tile}: ${describeTile(tile)}` },
+        h("svg", { viewBox: `${-W - 2} ${-R - 2} ${2 * W + 4} ${2 * R + 4}`, "aria-hidden": "true" }, hex(tile, 0, 0)));
+    }))) : null,
+    h("p", { class: "choices" },
+      places.length ? h("button", { disabled: !complete, onclick: () => act(complete), "aria-label": "Place the tiles laid" },
+        `Place ${pending.length || ""} tile${pending.length === 1 ? "" : "s"}`) : null,
+      pending.length ? h("button", { onclick: () => { pending = []; redraw(); }, "aria-label": "Take the laid tiles back" }, "Start over") : null,
+      legal.filter((a) => a.type === "exchange").map((a) =>
+        h("button", { onclick: () => act(a), "aria-label": `Return ${a.tile} to the pile and draw` }, `Exchange ${a.tile}`)),
+      legal.filter((a) => a.type === "pass").map((a) => h("button", { onclick: () => act(a) }, "Pass"))),
+    h("ul", { class: "area", "aria-label": "Players" }, view.players.map((p) => h("li", {},
+      `${name(p.seat)}: ${p.points ?? "?"} points, ${p.markers_left} markers left, ${p.hand_size} tiles`,
+      p.objectives ? ` · objectives: ${p.objectives.animal}, ${p.objectives.colour}` : ""))),
+    me ? null : h("p", {}, "You are watching."));
+}
+
+// The hand less the tiles laid this turn.
+const inHand = (hand) => pending.reduce((left, p) => left.toSpliced(left.indexOf(p.tile), 1), hand);
+const uniq = (tiles) => tiles.filter((t, i) => tiles.findIndex((u) => same(u, t)) === i);
+const centre = (q, r) => [2 * W * (q + r / 2), 1.5 * R * r];
+
+function hex(tile, q, r) {
+  const [x, y] = centre(q, r);
+  const at = ([dx, dy], k = 1) => `${x + dx * k},${y + dy * k}`;
+  return h("g", {}, THIRDS.map(([corner, rim, dq, dr]) => {
+    const animal = ANIMALS[(((q + dq) - (r + dr)) % 3 + 3) % 3];
+    const colour = tile[ANIMALS.indexOf(animal)];
+    return [h("polygon", { class: colour, points: [`${x},${y}`, ...rim.map((c) => at(C[c]))].join(" ") }),
+      h("text", { x: x + C[corner][0] * 0.55, y: y + C[corner][1] * 0.55 }, SYMBOL[animal])];
+  }), h("polygon", { class: "edge", points: Object.values(C).map((c) => at(c)).join(" ") }));
+}
+
+function board(view, pending, spots, lay) {
+  const all = [...view.board, ...pending, ...spots];
+  const xs = all.map((t) => centre(t.q, t.r)[0]);
+  const ys = all.map((t) => centre(t.q, t.r)[1]);
+  // At least 7 hexes across, so that a small board is not drawn huge.
+  const pad = (lo, hi, least) => Math.max(0, least - (hi - lo)) / 2;
+  const [px, py] = [pad(Math.min(...xs), Math.max(...xs), 14 * W), pad(Math.min(...ys), Math.max(...ys), 9 * R)];
+  const [x0, y0] = [Math.min(...xs) - R - 4 - px, Math.min(...ys) - R - 4 - py];
+  const box = `${x0} ${y0} ${Math.max(...xs) + R + 4 + px - x0} ${Math.max(...ys) + R + 4 + py - y0}`;
+  return h("svg", { class: "hexes", viewBox: box, role: "group", "aria-label": "The board" },
+    view.board.map((t) => h("g", { role: "img", "aria-label": `Tile ${t.tile} at ${t.q}, ${t.r}: ${describeTile(t.tile)}` },
+      hex(t.tile, t.q, t.r))),
+    pending.map((t) => h("g", { class: "pending", role: "img", "aria-label": `Laid this turn: ${t.tile} at ${t.q}, ${t.r}` },
+      hex(t.tile, t.q, t.r))),
+    view.animals.filter((a) => a.marker !== null).map((a) => {
+      const [x, y] = centre(a.q, a.r);
+      return h("g", { role: "img", "aria-label": `${a.colour} ${a.animal} completed, marked by seat ${a.marker + 1}` },
+        h("circle", { class: "marker", cx: x + C.lr[0], cy: y + C.lr[1], r: 6 }),
+        h("text", { x: x + C.lr[0], y: y + C.lr[1] }, String(a.marker + 1)));
+    }),
+    spots.map((t) => {
+      const [x, y] = centre(t.q, t.r);
+      const go = lay(t);
+      return h("g", { class: "spot", tabindex: "0", role: "button", "aria-label": `Lay ${t.tile} at ${t.q}, ${t.r}`, onclick: go,
+        onkeydown: (e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), go()) },
+        h("polygon", { points: Object.values(C).map(([dx, dy]) => `${x + dx},${y + dy}`).join(" ") }));
+    }));
+}

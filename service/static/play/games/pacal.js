@@ -1,0 +1,69 @@
+// Pacal: each seat's pyramid of 10 slots (rows of 1, 2, 3, 4), your hand,
+// the offer on the table; in solitaire, the drawn card and the pile.
+import { h, same } from "../dom.js";
+
+export const title = "Pacal";
+let picked = []; // hand cards chosen for an offer
+
+export function draw(view, { seat, legal, act, name, redraw }) {
+  const of = (type) => legal.filter((a) => a.type === type);
+  const offers = of("offer");
+  picked = picked.filter((c) => offers.some((a) => a.cards.includes(c)));
+  const offer = offers.find((a) => same([...a.cards].sort((x, y) => x - y), [...picked].sort((x, y) => x - y)));
+  const toggle = (card) => () => {
+    picked = picked.includes(card) ? picked.filter((c) => c !== card) : [...picked, card].slice(-2);
+    redraw();
+  };
+  const me = view.players.find((p) => p.seat === seat);
+  const solitaire = view.mode === "solitaire";
+  return h("div", {},
+    h("p", {}, solitaire
+      ? `Solitaire: ${view.cards_drawn ?? 0} cards drawn, ${view.pile_size ?? 0} in the pile, ${view.set_aside?.length ?? 0} set aside.`
+      : `Manche ${view.manche} (first to ${view.manches_to_win}): ${phaseText(view, name)}`),
+    view.offer ? h("div", { class: "area" }, h("h3", {}, `${name(view.offer.seat)} offers`),
+      h("div", { class: "row" }, view.offer.cards.map((card) => {
+        const choose = of("choose").find((a) => a.card === card);
+        return choose
+          ? h("button", { class: "card legal", onclick: () => act(choose), "aria-label": `Take the offered ${card}` }, String(card))
+          : h("span", { class: `card${view.offer.chosen === card ? " picked" : ""}`, role: "img",
+              "aria-label": `Offered ${card}${view.offer.chosen === card ? ", taken" : ""}` }, String(card));
+      }))) : null,
+    solitaire && view.drawn !== null ? h("div", { class: "area" }, h("h3", {}, "Drawn card"),
+      h("span", { class: "card picked", role: "img", "aria-label": `Drawn card ${view.drawn}` }, String(view.drawn))) : null,
+    h("div", { class: "grids" }, view.players.map((player) => pyramid(player, player.seat === seat, of("place"), act, name, solitaire))),
+    me?.hand ? h("div", { class: "area" }, h("h3", {}, "Your hand"),
+      h("div", { class: "row" }, me.hand.map((card) => offers.some((a) => a.cards.includes(card))
+        ? h("button", { class: `card legal${picked.includes(card) ? " picked" : ""}`, onclick: toggle(card),
+            "aria-pressed": String(picked.includes(card)), "aria-label": `Hand card ${card}: pick it for the offer` }, String(card))
+        : h("span", { class: "card", role: "img", "aria-label": `Hand card ${card}` }, String(card))))) : null,
+    h("p", { class: "choices" },
+      offers.length ? h("button", { disabled: !offer, onclick: () => act(offer), "aria-label": "Offer the two picked cards" },
+        offer ? `Offer ${offer.cards.join(" and ")}` : "Pick two cards to offer") : null,
+      of("pass").map((a) => h("button", { onclick: () => act(a), "aria-label": "Pass: keep your last card" }, "Pass (keep the last card)")),
+      of("discard").map((a) => h("button", { onclick: () => act(a), "aria-label": "Set the drawn card aside" }, "Set it aside"))));
+}
+
+function phaseText(view, name) {
+  const active = name(view.active);
+  return { offer: `${active} offers two cards.`, choose: "The other player takes one of the two.",
+    place: "Both place their card.", last_card: "Last card: place it or pass.", over: "Over." }[view.phase] || view.phase;
+}
+
+function pyramid(player, mine, places, act, name, solitaire) {
+  const rows = [[0], [1, 2], [3, 4, 5], [6, 7, 8, 9]];
+  return h("div", { class: "area" },
+    h("h4", {}, `${name(player.seat)}${mine ? " (you)" : ""}${solitaire ? "" : `: ${player.manches_won} manches won`}`,
+      player.foundation_top ? ` · foundation ${player.foundation_top}` : "",
+      player.to_place !== null && player.to_place !== undefined ? ` · to place: ${player.to_place}` : ""),
+    h("div", { class: "pyramid", role: "group", "aria-label": `${name(player.seat)}'s pyramid` }, rows.map((row) =>
+      h("div", { class: "row" }, row.map((slot) => {
+        const values = player.pyramid[slot];
+        const top = values.at(-1);
+        const place = mine && places.find((a) => a.slot === slot);
+        const label = `Slot ${slot + 1}: ${top ?? "empty"}${values.length > 1 ? ` on ${values[0]}` : ""}`;
+        const body = [top === undefined ? "·" : String(top), values.length > 1 ? h("span", { class: "under" }, `/${values[0]}`) : null];
+        return place
+          ? h("button", { class: "card slot legal", onclick: () => act(place), "aria-label": `Place on ${label}` }, body)
+          : h("span", { class: `card slot${top === undefined ? " hole" : ""}`, role: "img", "aria-label": label }, body);
+      })))));
+}
