@@ -153,7 +153,6 @@ class Store:
         self,
         client: redis.Redis,
         idempotency_ttl: int = 24 * 3600,
-        blocking: redis.Redis | None = None,
         min_replicas: int = 0,
         replicas_timeout_ms: int = 1000,
     ) -> None:
@@ -161,8 +160,6 @@ class Store:
         # A write is confirmed once this many replicas have it (WAIT).
         self.min_replicas = min_replicas
         self.replicas_timeout_ms = replicas_timeout_ms
-        # Blocking reads wait longer than the normal socket timeout allows.
-        self.blocking = blocking or client
         self.idempotency_ttl = idempotency_ttl
         # a match's wake-up channel shares its slot: sharded pub/sub on a cluster
         sharded = isinstance(client, RedisCluster)
@@ -332,20 +329,10 @@ class Store:
         with contextlib.suppress(redis.RedisError, redis.exceptions.RedisClusterException):
             self.client.nodes_manager.initialize()
 
-    def events(
-        self, match_id: str, after: int, limit: int, block_ms: int = 0
-    ) -> list[dict[str, Any]]:
-        """Events number ``after + 1`` on, at most ``limit``, each with its ``index``.
-
-        With ``block_ms``, wait up to that long for the first one to exist.
-        """
-        if block_ms <= 0:
-            entries = self.client.xrange(log_key(match_id), f"0-{after + 1}", "+", count=limit)
-        else:
-            found = self.blocking.xread(
-                {log_key(match_id): f"0-{after}"}, count=limit, block=block_ms
-            )
-            entries = found[0][1] if found else []
+    def events(self, match_id: str, after: int, limit: int) -> list[dict[str, Any]]:
+        """Events number ``after + 1`` on, at most ``limit``, each with its
+        ``index``. (Nothing here waits: followers wait on the push hub.)"""
+        entries = self.client.xrange(log_key(match_id), f"0-{after + 1}", "+", count=limit)
         return [
             {"index": int(entry_id.split(b"-")[1]), **orjson.loads(fields[b"e"])}
             for entry_id, fields in entries
