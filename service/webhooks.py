@@ -110,8 +110,10 @@ class DeliverySettings:
     give_up_s: float = 24 * 3600.0  # failing this long in a row: given up
     timeout_s: float = 5.0  # per delivery, connecting included
     lease_s: float = 60.0  # a claimed match comes due again after this long (> 2 timeouts)
-    threads: int = 16  # deliveries in flight per worker process, first lane
-    retry_threads: int = 8  # and retries
+    # deliveries in flight per worker process, first lane, and retries: each idle
+    # thread may hold a pooled Redis connection, and a deployment counts them all
+    threads: int = 2
+    retry_threads: int = 1
     down_s: float = 30  # a receiver that failed: its other matches wait with the retries
 
     @classmethod
