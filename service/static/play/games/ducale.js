@@ -82,7 +82,7 @@ export function draw(view, { legal, act, name, redraw }) {
         class: picked.includes(i) ? "picked" : "", "aria-pressed": String(picked.includes(i)), label: `${spoken(card)}, card ${i + 1} of your hand` })))) : null,
     h("div", { class: "choices", "aria-label": "What you can do with the picked cards" },
       chosen.length && !matching.length ? h("p", {}, "No legal move uses exactly these cards.") : null,
-      matching.slice(0, 60).map((a) => h("button", { onclick: () => act(a) }, say(a, top)))),
+      matching.map((a) => h("button", { onclick: () => act(a) }, say(a, top)))),
     h("ul", { "aria-label": "Players" }, view.players.map((p) =>
       h("li", {}, `${name(p.seat)}: ${p.hand_size} cards, total ${p.total}${p.laid_down ? ", laid down" : ""}`))));
 }
