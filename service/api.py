@@ -442,9 +442,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             loaded = matches().load(game, match_id)
             seat = matches().seat_for(loaded, token)
             if wait and seat is not None:  # first the turn, then whether the version is news
-                loaded = wait_for_turn(
-                    matches(), game, match_id, loaded, seat, wait, address(), token
-                )
+                loaded = wait_for_turn(matches(), game, match_id, loaded, seat, wait)
             tag = etag(loaded.version, seat)
             if none_match(tag):
                 return Response(status=304, headers={"ETag": tag})

@@ -28,17 +28,15 @@ def wait_for_turn(
     loaded: Loaded,
     seat: int,
     wait_s: float,
-    address: str,
-    token: str,
 ) -> Loaded:
     """``loaded``, or the match once ``seat`` is to act or it is over, waiting
     at most ``wait_s`` seconds: the process's push hub wakes the wait when the
-    log grows (no Redis connection is held), and the wait counts as one of the
-    caller's followers (``service.live``)."""
+    log grows (no Redis connection is held). Not counted against the follower
+    caps: it needs a seat's token, lasts at most 30 s and counts against the
+    token's rate limit."""
     if wait_s <= 0 or settled(game, loaded, seat):
         return loaded
     deadline = time.monotonic() + wait_s
-    held = matches.allowances.hold(address, [token], wait_s + 30)
     follower = Follower([match_id])
     matches.hub.follow(follower)
     try:
@@ -52,5 +50,4 @@ def wait_for_turn(
                 loaded = matches.load(game, match_id)
     finally:
         matches.hub.unfollow(follower)
-        matches.allowances.release(held)
     return loaded
