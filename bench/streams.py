@@ -4,23 +4,31 @@ Starts a private Redis and ``ludotheque serve --workers 2`` (the production
 gunicorn configuration, gevent workers) with the follower caps lifted, opens
 N Server-Sent Events streams spread over M Dékal matches (seats and
 spectators in turn), plays every match to its end while the streams are
-open, and reports:
+open (each match acts, then waits ``--pace`` seconds), and reports:
 
 - Redis connected clients with the streams open (and before);
 - worker memory per stream (the workers' RSS growth over N);
 - commit-to-delivery latency, p50/p99 over every (stream, event): from the
-  moment the action that made the event was sent to the moment the stream
-  delivered it (so it includes the action's own processing);
+  moment the action that made the event was sent to the moment its bytes
+  reached the stream's reader (so it includes the action's own processing);
 - events lost, duplicated or out of order (each open stream against the log
-  as its viewer may see it): must be 0; streams that failed to open are
-  counted apart, by cause;
+  as its viewer may see it, read after the run): must be 0; streams that
+  failed to open are counted apart, by cause;
 - p50/p99 of ordinary requests (a match view, an action) made while the
-  streams are open.
+  streams are open;
+- the CPU each part used while the matches were played, and the load average.
 
-    python -m bench.streams --streams 10000 --matches 20
+    python -m bench.streams --streams 10000 --matches 20 --pace 0.1
     python -m bench.streams --streams 1000 --matches 8 --json streams.json
 
-The client is one asyncio process; it raises its own open-file limit.
+The load generator is cheap so that it measures the server rather than
+itself: the streams are read by ``--readers`` processes of their own, each
+an asyncio loop of plain protocols that decode the chunked body and take
+only each event's ``id`` line (on a one-match stream, the event's index;
+versions come from the log afterwards), stamped once per read from the
+socket; the matches are played from a separate process, so that what the
+readers do never delays, nor is counted in, a view's or an action's time.
+Each process raises its own open-file limit.
 """
 
 from __future__ import annotations
@@ -29,20 +37,24 @@ import argparse
 import asyncio
 import itertools
 import json
+import multiprocessing
 import os
 import random
+import re
 import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from array import array
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 import psutil
 import redis
 import requests
@@ -52,13 +64,17 @@ from service.embedded import EmbeddedRedis, free_port
 GAME = "dekal"
 PLAYERS = 4
 LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
+EVENT_ID = re.compile(rb"^id: (\d+)$", re.MULTILINE)
+SPAWN = multiprocessing.get_context("spawn")
 
 
 @dataclass
 class Stream:
     match: int
     token: str | None
-    events: list[tuple[int, int, float]] = field(default_factory=list)  # index, version, when
+    ids: array = field(default_factory=lambda: array("q"))  # the ids received, in order
+    # (how many ids had arrived, when): one stamp per read that brought some
+    stamps: list[tuple[int, float]] = field(default_factory=list)
     opened: bool = False
     ended: bool = False
     status: int = 0
@@ -79,6 +95,9 @@ def start_server(port: int, redis_url: str, streams: int, workers: int) -> subpr
         "LUDOTHEQUE_FOLLOWERS_PER_ADDRESS": "0",
         "LUDOTHEQUE_FOLLOWERS_PER_TOKEN": "0",
         "LUDOTHEQUE_FOLLOWERS_PER_PROCESS": "0",
+        # a stream outlives the run (by default it ends after 10 minutes and
+        # the client resumes, which this load generator does not do)
+        "LUDOTHEQUE_STREAM_MAX_S": "3600",
         "LUDOTHEQUE_WORKER_CONNECTIONS": str(streams + 2000),
         "LUDOTHEQUE_LOG_LEVEL": "warning",
     }
@@ -104,72 +123,159 @@ def start_server(port: int, redis_url: str, streams: int, workers: int) -> subpr
     raise RuntimeError("the server did not start")
 
 
-def workers_rss(server: subprocess.Popen) -> int:
-    """The RSS of the gunicorn workers (the children of the master)."""
-    total = 0
-    for child in psutil.Process(server.pid).children(recursive=True):
-        if "gunicorn" in " ".join(child.cmdline()) and child.children() == []:
-            total += child.memory_info().rss
-    return total
+def workers_of(server: subprocess.Popen) -> list[psutil.Process]:
+    """The gunicorn workers (the children of the master)."""
+    return [
+        child
+        for child in psutil.Process(server.pid).children(recursive=True)
+        if "gunicorn" in " ".join(child.cmdline()) and child.children() == []
+    ]
 
 
-async def follow(host: str, port: int, path: str, stream: Stream, stop: asyncio.Event) -> None:
-    try:
-        await follow_once(host, port, path, stream, stop)
-    except (OSError, ValueError, asyncio.IncompleteReadError) as failed:
-        stream.error = type(failed).__name__
+def redis_process(client: redis.Redis) -> psutil.Process:
+    return psutil.Process(int(client.info("server")["process_id"]))
 
 
-async def follow_once(
-    host: str, port: int, path: str, stream: Stream, stop: asyncio.Event
-) -> None:
-    reader, writer = await asyncio.open_connection(host, port, limit=1 << 20)
-    headers = f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n"
-    if stream.token:
-        headers += f"Authorization: Bearer {stream.token}\r\n"
-    writer.write((headers + "\r\n").encode())
-    await writer.drain()
-    status = await reader.readline()
-    stream.status = int(status.split()[1])
-    chunked = False
-    while (line := await reader.readline()) not in (b"\r\n", b""):
-        if line.lower().startswith(b"transfer-encoding: chunked"):
-            chunked = True
-    stream.opened = True
-    buffer = b""
-    try:
-        while not stop.is_set():
-            if chunked:
-                size_line = await reader.readline()
-                if not size_line:
-                    break
-                size = int(size_line.strip() or b"0", 16)
-                if size == 0:
-                    break
-                chunk = await reader.readexactly(size + 2)
-                buffer += chunk[:-2]
-            else:
-                chunk = await reader.read(65536)
-                if not chunk:
-                    break
-                buffer += chunk
-            now = time.monotonic()
-            *messages, buffer = buffer.split(b"\n\n")
-            for message in messages:
-                for line in message.split(b"\n"):
-                    if line.startswith(b"data: "):
-                        event = orjson.loads(line[6:])
-                        stream.events.append((event["index"], event["version"], now))
-        stream.ended = True
-    finally:
-        writer.close()
+# -- the readers ----------------------------------------------------------------
+
+
+class EventStream(asyncio.Protocol):
+    """One stream: sends the request, decodes the chunked body, and keeps
+    the ``id`` of each event with the time its bytes arrived."""
+
+    def __init__(self, stream: Stream, request: bytes, done: asyncio.Future) -> None:
+        self.stream = stream
+        self.request = request
+        self.done = done
+        self.head = b""
+        self.chunked: bool | None = None  # None: the head is not read yet
+        self.body = bytearray()  # the chunked body not decoded yet
+        self.events = b""  # decoded text not yet up to a blank line
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport.write(self.request)  # type: ignore[attr-defined]
+
+    def data_received(self, data: bytes) -> None:
+        now = time.monotonic()
+        if self.chunked is None:
+            self.head += data
+            end = self.head.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head, data = self.head[:end].lower(), self.head[end + 4 :]
+            self.stream.status = int(head.split(None, 2)[1])
+            self.chunked = b"transfer-encoding: chunked" in head
+            self.stream.opened = True
+        if not self.chunked:
+            self.take(data, now)
+            return
+        body = self.body
+        body += data
+        at = 0
+        while True:
+            line = body.find(b"\r\n", at)
+            if line < 0:
+                break
+            size = int(body[at:line], 16)
+            if size == 0:
+                self.stream.ended = True
+                break
+            if len(body) < line + 2 + size + 2:
+                break
+            self.take(bytes(body[line + 2 : line + 2 + size]), now)
+            at = line + 2 + size + 2
+        del body[:at]
+
+    def take(self, text: bytes, now: float) -> None:
+        text = self.events + text
+        cut = text.rfind(b"\n\n") + 2
+        if cut < 2:  # no whole event yet
+            self.events = text
+            return
+        self.events = text[cut:]
+        ids = EVENT_ID.findall(text, 0, cut)
+        if ids:
+            self.stream.ids.extend(map(int, ids))
+            self.stream.stamps.append((len(self.stream.ids), now))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.stream.ended and self.stream.error is None and exc is not None:
+            self.stream.error = type(exc).__name__
+        if not self.done.done():
+            self.done.set_result(None)
+
+
+async def open_streams(
+    port: int, paths: list[tuple[str, str | None]], streams: list[Stream], pause: float
+) -> list[asyncio.BaseTransport]:
+    loop = asyncio.get_running_loop()
+    transports, ends = [], []
+
+    async def one(path: str, token: str | None, stream: Stream) -> None:
+        request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+        if token:
+            request += f"Authorization: Bearer {token}\r\n"
+        done = loop.create_future()
+        ends.append(done)
+        try:
+            transport, _ = await loop.create_connection(
+                lambda: EventStream(stream, (request + "\r\n").encode(), done), "127.0.0.1", port
+            )
+            transports.append(transport)
+        except OSError as failed:
+            stream.error = type(failed).__name__
+
+    opening = []
+    for i, ((path, token), stream) in enumerate(zip(paths, streams, strict=True)):
+        opening.append(asyncio.create_task(one(path, token, stream)))
+        if i % 100 == 99:
+            await asyncio.sleep(pause)
+    await asyncio.gather(*opening)
+    return transports
+
+
+def reader(
+    port: int, paths: list[tuple[str, str | None]], pause: float, pipe: Any
+) -> None:  # in a process of its own
+    raise_nofile(len(paths) + 1000)
+    streams = [Stream(-1, token) for _, token in paths]
+    loop = asyncio.new_event_loop()
+    transports = loop.run_until_complete(open_streams(port, paths, streams, pause))
+
+    async def opened() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not all(s.opened or s.error for s in streams):
+            await asyncio.sleep(0.1)
+
+    loop.run_until_complete(opened())
+    pipe.send([(s.opened, s.status, s.error) for s in streams])
+
+    async def until_told() -> None:  # read until the player says the matches are over
+        told = asyncio.Event()
+        loop.add_reader(pipe.fileno(), told.set)
+        await told.wait()
+        loop.remove_reader(pipe.fileno())
+        deadline = time.monotonic() + pipe.recv()
+        while time.monotonic() < deadline and not all(
+            s.ended or s.error or not s.opened for s in streams
+        ):
+            await asyncio.sleep(0.1)
+
+    loop.run_until_complete(until_told())
+    for transport in transports:
+        transport.close()
+    loop.close()
+    pipe.send([(s.ended, s.error, s.ids, s.stamps) for s in streams])
+    pipe.close()
+
+
+# -- the players ------------------------------------------------------------------
 
 
 def play(base: str, match_id: str, tokens: list[str], seed: int, pace_s: float, log: dict) -> None:
     """Play one match to its end, recording when each version was sent."""
     http = requests.Session()
     rng = random.Random(seed)
-    version = int(http.get(f"{base}/v1/games/{GAME}/matches/{match_id}").json()["version"])
     while True:
         match = http.get(
             f"{base}/v1/games/{GAME}/matches/{match_id}",
@@ -189,9 +295,33 @@ def play(base: str, match_id: str, tokens: list[str], seed: int, pace_s: float, 
         )
         log["action"].append(time.monotonic() - sent)
         if answer.status_code == 200:
-            version = answer.json()["version"]
-            log["sent"][(match_id, version)] = sent
-        time.sleep(pace_s)
+            log["sent"][(match_id, answer.json()["version"])] = sent
+        if pace_s >= 1:
+            # the server closes a connection idle for 2 s (gunicorn's
+            # keepalive): at a human pace, each turn opens a fresh one
+            http.close()
+            time.sleep(pace_s * rng.uniform(0.5, 1.5))
+        else:
+            time.sleep(pace_s)
+
+
+def play_all(base: str, matches: list[tuple[str, list[str]]], pace_s: float, seed: int) -> dict:
+    """These matches played at once, one thread each (in a process of their own)."""
+    log: dict[str, Any] = {"view": [], "action": [], "sent": {}}
+    players = [
+        threading.Thread(target=play, args=(base, match_id, tokens, seed + m, pace_s, log))
+        for m, (match_id, tokens) in enumerate(matches)
+    ]
+    for player in players:
+        player.start()
+        if pace_s >= 1:  # at a human pace, the matches do not all act in step
+            time.sleep(pace_s / len(players))
+    for player in players:
+        player.join()
+    return log
+
+
+# -- the run --------------------------------------------------------------------
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -201,17 +331,39 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
+def arrived(stream: Stream, start: float, end: float) -> int:
+    """How many events ``stream`` received between ``start`` and ``end``."""
+    counts = [0, *(n for n, when in stream.stamps if when < start)]
+    upto = [0, *(n for n, when in stream.stamps if when <= end)]
+    return upto[-1] - counts[-1]
+
+
+def cpu_seconds(processes: list[psutil.Process]) -> float:
+    total = 0.0
+    for process in processes:
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
     raise_nofile(args.streams + 1000)
     with EmbeddedRedis(Path(tempfile.mkdtemp(prefix="bench-redis-")), persist=False) as url:
         port = free_port()
         server = start_server(port, url, args.streams, args.workers)
         base = f"http://127.0.0.1:{port}"
         try:
-            figures = await measure(args, url, server, base, port)
+            figures = measure(args, url, server, base, port)
         finally:
-            os.killpg(server.pid, signal.SIGINT)
-            server.wait(timeout=60)
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
         log = (Path(server.data_dir) / "serve.log").read_text()
         shutil.rmtree(server.data_dir, ignore_errors=True)
         return figures | {
@@ -221,7 +373,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         }
 
 
-async def measure(
+def measure(
     args: argparse.Namespace, url: str, server: subprocess.Popen, base: str, port: int
 ) -> dict[str, Any]:
     client = redis.Redis.from_url(url)
@@ -234,44 +386,69 @@ async def measure(
         ).json()
         matches.append((created["id"], [s["token"] for s in created["seats"]]))
     clients_before = client.info("clients")["connected_clients"]
-    rss_before = workers_rss(server)
+    workers = workers_of(server)
+    rss_before = sum(w.memory_info().rss for w in workers)
     streams = []
     for i in range(args.streams):
         m = i % args.matches
         seat = (i // args.matches) % (PLAYERS + 1)
         streams.append(Stream(m, matches[m][1][seat] if seat < PLAYERS else None))
-    stop = asyncio.Event()
+    paths = [(f"/v1/games/{GAME}/matches/{matches[s.match][0]}/stream", s.token) for s in streams]
+    shares = [list(range(r, len(streams), args.readers)) for r in range(args.readers)]
     opened_at = time.monotonic()
-    tasks = []
-    for i, stream in enumerate(streams):
-        path = f"/v1/games/{GAME}/matches/{matches[stream.match][0]}/stream"
-        tasks.append(asyncio.create_task(follow("127.0.0.1", port, path, stream, stop)))
-        if i % 100 == 99:
-            await asyncio.sleep(args.open_pause)
-    while sum(s.opened or s.error is not None for s in streams) < len(streams):
-        if time.monotonic() - opened_at > 300:
-            break
-        await asyncio.sleep(0.2)
+    readers, pipes = [], []
+    for share in shares:
+        mine, theirs = SPAWN.Pipe()
+        process = SPAWN.Process(
+            target=reader, args=(port, [paths[i] for i in share], args.open_pause, theirs)
+        )
+        process.start()
+        readers.append(process)
+        pipes.append(mine)
+    for share, pipe in zip(shares, pipes, strict=True):
+        for i, (opened, status, error) in zip(share, pipe.recv(), strict=True):
+            streams[i].opened, streams[i].status, streams[i].error = opened, status, error
     opened = sum(s.opened and s.status == 200 for s in streams)
     open_s = time.monotonic() - opened_at
-    await asyncio.sleep(2)
+    time.sleep(2)
     clients_open = client.info("clients")["connected_clients"]
-    rss_open = workers_rss(server)
-    log: dict[str, Any] = {"view": [], "action": [], "sent": {}}
-    players = [
-        asyncio.to_thread(play, base, match_id, tokens, 7 + m, args.pace, log)
-        for m, (match_id, tokens) in enumerate(matches)
-    ]
-    await asyncio.gather(*players)
+    rss_open = sum(w.memory_info().rss for w in workers)
+    # the matches are played from processes of their own, 100 matches each
+    slices = [matches[i : i + 100] for i in range(0, len(matches), 100)]
+    with ProcessPoolExecutor(len(slices), mp_context=SPAWN) as pool:
+        list(pool.map(time.sleep, [0.2] * len(slices)))  # started
+        server_side = {p.pid for p in psutil.Process(server.pid).children(recursive=True)}
+        server_side |= {server.pid, redis_process(client).pid}
+        parts = {
+            "workers": workers,
+            "redis": [redis_process(client)],
+            "load_generator": [psutil.Process()]
+            + [p for p in psutil.Process().children(recursive=True) if p.pid not in server_side],
+        }
+        cpu_before = {part: cpu_seconds(ps) for part, ps in parts.items()}
+        played_at = time.monotonic()
+        players = [
+            pool.submit(play_all, base, part, args.pace, 7 + 100 * n)
+            for n, part in enumerate(slices)
+        ]
+        logs = [player.result() for player in players]
+        play_s = time.monotonic() - played_at
+        cpu = {part: cpu_seconds(ps) - cpu_before[part] for part, ps in parts.items()}
+    log = {key: [x for one in logs for x in one[key]] for key in ("view", "action")}
+    log["sent"] = {k: v for one in logs for k, v in one["sent"].items()}
+    load_average = os.getloadavg()
     clients_play = client.info("clients")["connected_clients"]
-    deadline = time.monotonic() + 60
-    while sum(s.ended for s in streams) < opened and time.monotonic() < deadline:
-        await asyncio.sleep(0.2)
-    stop.set()
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    for pipe in pipes:
+        pipe.send(60)  # seconds left for the streams to reach match_over
+    for share, pipe in zip(shares, pipes, strict=True):
+        for i, (ended, error, ids, stamps) in zip(share, pipe.recv(), strict=True):
+            streams[i].ended, streams[i].ids, streams[i].stamps = ended, ids, stamps
+            streams[i].error = streams[i].error or error
+    for process in readers:
+        process.join()
+    received = sum(arrived(s, played_at, played_at + play_s) for s in streams)
     expected: dict[tuple[int, str | None], list[int]] = {}
+    versions: dict[int, dict[int, int]] = {}  # per match: each event's version by index
     lost = duplicated = disordered = 0
     latencies = []
     failures: dict[str, int] = {}
@@ -290,23 +467,36 @@ async def measure(
                 headers=headers,
             ).json()
             expected[key] = [e["index"] for e in body["events"]]
-        got = [index for index, _, _ in stream.events]
+            versions.setdefault(stream.match, {}).update(
+                (e["index"], e["version"]) for e in body["events"]
+            )
+        got = stream.ids.tolist()
         want = expected[key]
         lost += len(set(want) - set(got))
         duplicated += len(got) - len(set(got))
         disordered += sum(1 for a, b in itertools.pairwise(got) if b <= a)
         match_id = matches[stream.match][0]
-        for _, version, when in stream.events:
-            sent = log["sent"].get((match_id, version))
-            if sent is not None:
-                latencies.append(when - sent)
+        version_of = versions[stream.match]
+        start = 0
+        for upto, when in stream.stamps:
+            for index in got[start:upto]:
+                sent = log["sent"].get((match_id, version_of.get(index)))
+                if sent is not None:
+                    latencies.append(when - sent)
+            start = upto
     return {
         "streams": args.streams,
         "streams_open": opened,
         "streams_failed": failures,
+        # open streams that did not reach their end (match_over) in time
+        "streams_unfinished": sum(s.opened and s.status == 200 and not s.ended for s in streams),
         "matches": args.matches,
+        "pace_s": args.pace,
         "workers": args.workers,
+        "readers": args.readers,
         "open_s": round(open_s, 1),
+        "play_s": round(play_s, 1),
+        "actions": len(log["sent"]),
         "redis_clients_before": clients_before,
         "redis_clients_streams_open": clients_open,
         "redis_clients_while_playing": clients_play,
@@ -321,6 +511,13 @@ async def measure(
         "view_p99_ms": round(percentile(log["view"], 99) * 1000, 1),
         "action_p50_ms": round(percentile(log["action"], 50) * 1000, 1),
         "action_p99_ms": round(percentile(log["action"], 99) * 1000, 1),
+        # CPU seconds per second of play, by part (2.0 = both cores), and
+        # per event delivered to a stream meanwhile: less noisy than latencies
+        "cpu_while_playing": {part: round(s / play_s, 2) for part, s in cpu.items()},
+        "cpu_us_per_delivery": {
+            part: round(s / max(1, received) * 1e6, 1) for part, s in cpu.items()
+        },
+        "load_average_after_play": [round(x, 2) for x in load_average],
         "cpus": os.cpu_count(),
     }
 
@@ -330,13 +527,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--streams", type=int, default=1000)
     parser.add_argument("--matches", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--pace", type=float, default=0.05, help="seconds between a match's turns")
     parser.add_argument(
-        "--open-pause", type=float, default=0.05, help="seconds between batches of 100 opens"
+        "--pace",
+        type=float,
+        default=0.05,
+        help="seconds a match waits after each action (from 1 s on: 0.5-1.5 times that, "
+        "and the matches start spread over one pace)",
+    )
+    parser.add_argument("--readers", type=int, default=2, help="processes reading the streams")
+    parser.add_argument(
+        "--open-pause", type=float, default=0.05, help="seconds between a reader's 100 opens"
     )
     parser.add_argument("--json", help="write the figures here too")
     args = parser.parse_args(argv)
-    figures = asyncio.run(run(args))
+    figures = run(args)
     print(json.dumps(figures, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))

@@ -58,6 +58,13 @@ def channel_match(channel: bytes | str) -> str | None:
     return text[start + 1 : end] if 0 <= start < end else None
 
 
+# An event as one viewer may see it: its index, the event, its JSON, and
+# its Server-Sent Events frame (``id: index``, ``data: JSON``). A batch
+# makes them once per viewer class, and every follower of that class sends
+# the same bytes.
+Encoded = tuple[int, dict[str, Any], bytes, str]
+
+
 @dataclass
 class Batch:
     """New entries of one match's log, read once for every follower.
@@ -71,17 +78,15 @@ class Batch:
     events: list[dict[str, Any]]
     last: int
     gone: bool = False
-    _encoded: dict[Any, list[tuple[int, dict[str, Any], bytes]]] = field(default_factory=dict)
+    _encoded: dict[Any, list[Encoded]] = field(default_factory=dict)
 
     @property
     def first(self) -> int:
         return self.events[0]["index"] if self.events else self.last + 1
 
-    def shown(
-        self, seat: int | None, tag: dict[str, Any] | None
-    ) -> list[tuple[int, dict[str, Any], bytes]]:
-        """(index, event, its JSON) of each event ``seat`` may see, the JSON
-        carrying ``tag`` (the match's id and game on a multi-match stream)."""
+    def shown(self, seat: int | None, tag: dict[str, Any] | None) -> list[Encoded]:
+        """Each event ``seat`` may see, encoded, carrying ``tag`` (the
+        match's id and game on a multi-match stream)."""
         key = (seat, tag is not None)
         found = self._encoded.get(key)
         if found is None:
@@ -92,12 +97,13 @@ class Batch:
 
 def encode(
     events: Iterable[dict[str, Any]], seat: int | None, tag: dict[str, Any] | None
-) -> list[tuple[int, dict[str, Any], bytes]]:
+) -> list[Encoded]:
     found = []
     for event in events:
+        index = event["index"]
         for shown in redact_events([event], seat):
-            body = (tag | shown) if tag else shown
-            found.append((event["index"], event, orjson.dumps(body)))
+            body = orjson.dumps((tag | shown) if tag else shown)
+            found.append((index, event, body, f"id: {index}\ndata: {body.decode()}\n\n"))
     return found
 
 

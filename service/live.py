@@ -27,7 +27,7 @@ from engines.core import Game
 from service import lifecycle
 from service.auth import token_hash
 from service.errors import Problem
-from service.hub import Follower, Hub, encode
+from service.hub import Encoded, Follower, Hub, encode
 from service.observability import OPEN_STREAMS
 from service.outages import STORE_GONE, ending_cleanly
 from service.store import Store
@@ -53,7 +53,7 @@ class Watch:
         return {"match": self.match_id, "game": self.game.name} if self.tagged else None
 
 
-Shown = tuple[Watch, int, bytes]  # the watch, the event's index, its JSON
+Shown = tuple[Watch, Encoded]  # the watch, and the event as its viewer sees it
 
 
 def catch_up(store: Store, hub: Hub, watch: Watch, upto: int | None = None) -> list[Shown]:
@@ -72,15 +72,16 @@ def catch_up(store: Store, hub: Hub, watch: Watch, upto: int | None = None) -> l
     return found
 
 
-def take(watch: Watch, shown: list[tuple[int, dict[str, Any], bytes]]) -> list[Shown]:
+def take(watch: Watch, shown: list[Encoded]) -> list[Shown]:
     """The shown events past the cursor, up to and with ``match_over``."""
     found = []
-    for index, event, body in shown:
+    for encoded in shown:
+        index = encoded[0]
         if index <= watch.cursor or watch.over:
             continue
-        found.append((watch, index, body))
+        found.append((watch, encoded))
         watch.cursor = index
-        if event["type"] == "match_over" and not watch.whole_log:
+        if encoded[1]["type"] == "match_over" and not watch.whole_log:
             watch.over = True
     return found
 
@@ -231,12 +232,16 @@ class Framing:
         self.order = [id(w) for w in watches]
 
     def event(self, shown: Shown) -> str:
-        watch, index, body = shown
+        watch, (index, _, body, frame) = shown
         if not self.multi:
-            return f"id: {index}\ndata: {body.decode()}\n\n"
+            return frame  # made once for every follower who sees this event so
         self.sent[id(watch)] = index
         cursors = ".".join(str(self.sent[key]) for key in self.order)
         return f"id: {cursors}\ndata: {body.decode()}\n\n"
+
+    def events(self, shown: list[Shown]) -> str:
+        """Several events in one frame: one write to the socket for them all."""
+        return "".join(self.event(one) for one in shown)
 
 
 def parse_cursors(raw: str | None, n: int) -> list[int] | None:
@@ -274,8 +279,8 @@ def long_poll(
             allowances.release(held)
     cursor = watch.cursor
     if len(shown) > limit:
-        shown, cursor = shown[:limit], shown[limit - 1][1]
-    bodies = b",".join(body for _, _, body in shown)
+        shown, cursor = shown[:limit], shown[limit - 1][1][0]
+    bodies = b",".join(encoded[2] for _, encoded in shown)
     return b'{"events":[' + bodies + b'],"next":' + str(cursor).encode() + b"}"
 
 
@@ -315,15 +320,11 @@ def open_stream(
 
     def frames() -> Iterator[str]:
         try:
-            yield "retry: 1000\n\n"
-            for shown in first:
-                yield framing.event(shown)
+            yield "retry: 1000\n\n" + framing.events(first)
             until = time.monotonic() + bounds.stream_max_s
             for found in follow(store, hub, watches, until, keepalive_s, caught_up=True):
-                if not found:
-                    yield ": keep-alive\n\n"
-                for shown in found:
-                    yield framing.event(shown)
+                # what one wake-up brings goes out in one write
+                yield framing.events(found) if found else ": keep-alive\n\n"
             if not all(watch.over for watch in watches):
                 yield ": this stream ends here; reconnect with Last-Event-ID\n\n"
         finally:
