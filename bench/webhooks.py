@@ -50,7 +50,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--players", type=int, default=4, help="healthy matches")
     parser.add_argument("--hanging", type=int, default=20, help="matches whose receiver hangs")
-    parser.add_argument("--threads", type=int, default=16, help="first-lane delivery threads")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="first-lane threads (default: as deployed)"
+    )
     parser.add_argument("--seconds", type=float, default=40)
     args = parser.parse_args()
     os.environ["LUDOTHEQUE_OUTBOUND_ALLOW"] = "http,127.0.0.0/8"
@@ -92,7 +94,9 @@ def main() -> None:
             http.post(base, json=body).raise_for_status()
         matches = app.extensions["ludotheque.matches"]
         stopping = threading.Event()
-        settings = DeliverySettings(threads=args.threads)
+        settings = DeliverySettings()
+        if args.threads is not None:
+            settings = DeliverySettings(threads=args.threads)
         threading.Thread(target=Deliverer(matches, settings).run, args=(stopping,)).start()
         threading.Thread(
             target=Worker(matches, budget_s=0.01, idle_s=0.01, stopping=stopping).run
@@ -130,7 +134,7 @@ def main() -> None:
         api.shutdown()
     p = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0] * 99
     print(
-        f"hanging matches {args.hanging}, delivery threads {args.threads}: "
+        f"hanging matches {args.hanging}, delivery threads {settings.threads}: "
         f"{len(latencies)} actions delivered ({missing} not yet), latency "
         f"p50 {p[49] * 1000:.0f} ms, p99 {p[98] * 1000:.0f} ms, "
         f"max {latencies[-1] * 1000:.0f} ms"

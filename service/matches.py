@@ -391,11 +391,22 @@ class Matches:
             raise Problem(409, "not_your_turn", f"seat {seat} is not to act now")
         return seat
 
-    def play_server_turn(self, match_id: str, budget_s: float, rng: random.Random) -> bool:
-        """Play one turn the server owes in ``match_id``: a bot's, or the
-        random move of a seat whose clock ran out. False when none was due
-        or another write won the race (whoever won rescheduled the match)."""
-        loaded = self.store.load(match_id)
+    def calls_out(self, loaded: Loaded | None) -> bool:
+        """Whether the turn the server owes in ``loaded`` is an HTTP bot's
+        (someone else's server decides it: the worker waits on the network)."""
+        if loaded is None:
+            return False
+        due = server_turn(GAMES[loaded.match["game"]], loaded.match, time.time())
+        return due is not None and due[1] == httpbots.HTTP_BOT
+
+    def play_server_turn(
+        self, match_id: str, budget_s: float, rng: random.Random, loaded: Loaded | None = None
+    ) -> bool:
+        """Play one turn the server owes in ``match_id`` (as ``loaded``, if
+        given, else read now): a bot's, or the random move of a seat whose
+        clock ran out. False when none was due or another write won the race
+        (whoever won rescheduled the match)."""
+        loaded = loaded or self.store.load(match_id)
         if loaded is None:
             self.scheduler.unschedule(match_id)
             return False

@@ -25,6 +25,15 @@ is marked as failing (``down_key``), so that it slows nobody else's
 deliveries; failing for ``give_up_s`` in a row it is given up on: the match
 says so (``webhook.given_up``, a ``webhook_given_up`` event) and so do the
 metrics.
+
+A lane's thread never waits on a receiver for long: each call is made by a
+small pool of threads that only do HTTP, and a call not answered within
+``patience_s`` goes on there while the lane's thread moves on. Its receiver
+is marked as failing meanwhile (its other matches wait in the retry lane),
+its match stays leased in the retry lane, and the call's outcome is settled
+by whichever lane thread looks next. At most ``in_flight`` calls per
+process, one per receiver in the background: a receiver that never answers
+costs each lane a patience per ``down_s``, not a delivery timeout.
 """
 
 from __future__ import annotations
@@ -33,10 +42,13 @@ import base64
 import hashlib
 import logging
 import os
+import queue
 import random
 import secrets
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as NotYet
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -101,6 +113,10 @@ DELIVERIES = Counter(
 GIVEN_UP = Counter(
     "ludotheque_webhooks_given_up_total", "Webhook receivers given up on after failing too long"
 )
+SLOW = Counter(
+    "ludotheque_webhook_calls_backgrounded_total",
+    "Webhook calls not answered within the patience, finished in the background",
+)
 
 
 @dataclass(frozen=True)
@@ -115,11 +131,14 @@ class DeliverySettings:
     threads: int = 2
     retry_threads: int = 1
     down_s: float = 30  # a receiver that failed: its other matches wait with the retries
+    patience_s: float = 0.25  # a call not answered by then goes on in the background
+    in_flight: int = 16  # calls per process at once (threads that only do HTTP)
 
     @classmethod
     def from_env(cls) -> DeliverySettings:
-        """Defaults, less what LUDOTHEQUE_WEBHOOK_GIVE_UP_S, _THREADS and
-        _LEASE_S say (a lease longer than two delivery timeouts)."""
+        """Defaults, less what LUDOTHEQUE_WEBHOOK_GIVE_UP_S, _THREADS,
+        _RETRY_THREADS, _CALLS and _LEASE_S say (a lease longer than two
+        delivery timeouts)."""
         return cls(
             give_up_s=float(os.environ.get("LUDOTHEQUE_WEBHOOK_GIVE_UP_S", cls.give_up_s)),
             threads=int(os.environ.get("LUDOTHEQUE_WEBHOOK_THREADS", cls.threads)),
@@ -127,7 +146,20 @@ class DeliverySettings:
                 os.environ.get("LUDOTHEQUE_WEBHOOK_RETRY_THREADS", cls.retry_threads)
             ),
             lease_s=float(os.environ.get("LUDOTHEQUE_WEBHOOK_LEASE_S", cls.lease_s)),
+            in_flight=int(os.environ.get("LUDOTHEQUE_WEBHOOK_CALLS", cls.in_flight)),
         )
+
+
+@dataclass(frozen=True)
+class Background:
+    """A delivery going on in the background: its match, its receiver's
+    down key, the range it carries and the call."""
+
+    match: dict[str, Any]
+    receiver: str
+    first: int
+    last: int
+    call: Future[outbound.Answer]
 
 
 def hook_key(match_id: str) -> str:
@@ -260,9 +292,16 @@ class Deliverer:
         self._claim = self.client.register_script(CLAIM)
         self._to_retry = self.client.register_script(TO_RETRY)
         self._enqueue = self.client.register_script(ENQUEUE)
+        self._calls = ThreadPoolExecutor(self.settings.in_flight, "webhook-call")
+        self._room = threading.BoundedSemaphore(self.settings.in_flight)
+        self._lock = threading.Lock()
+        self._backgrounded: set[str] = set()  # receivers (down keys) with a call in the background
+        self._settled: queue.SimpleQueue[Background] = queue.SimpleQueue()
 
     def run_once(self, lane: str = QUEUE_KEY) -> bool:
-        """Deliver what one match due in ``lane`` owes; False when none was due."""
+        """Settle the calls finished in the background, then deliver what
+        one match due in ``lane`` owes; False when none was due."""
+        self.settle()
         claimed = self._claim(keys=[lane], args=[time.time(), self.settings.lease_s])
         if not claimed:
             return False
@@ -294,23 +333,26 @@ class Deliverer:
             carried = chosen(hook, events)
             cursor = events[-1]["index"]
             if carried and not self.post(loaded.match, hook, sent + 1, cursor, carried):
-                return
+                return  # failed, or going on in the background
             if carried:
                 sent = cursor
                 if lane == RETRY_KEY:
                     self.client.delete(down)  # the receiver is back
-            pipe = self.client.pipeline(transaction=False)
-            done = {"cursor": cursor, "sent": sent, "failures": 0}
-            pipe.hset(hook_key(match_id), mapping=done)
-            pipe.hdel(hook_key(match_id), "since")
-            pipe.expire(hook_key(match_id), self.matches.settings.idle_ttl)
-            pipe.execute()
+            self.handled(match_id, cursor, sent)
         # Done for now: leave the queue, then look again, so that an event
         # committed meanwhile (whose enqueue found this match still queued)
         # is not left behind.
         self.unqueue(match_id)
         if self.client.xlen(log_key(match_id)) > cursor:
             self._enqueue(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+
+    def handled(self, match_id: str, cursor: int, sent: int) -> None:
+        """Every entry up to ``cursor`` handled, up to ``sent`` delivered."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hset(hook_key(match_id), mapping={"cursor": cursor, "sent": sent, "failures": 0})
+        pipe.hdel(hook_key(match_id), "since")
+        pipe.expire(hook_key(match_id), self.matches.settings.idle_ttl)
+        pipe.execute()
 
     def unqueue(self, match_id: str) -> None:
         pipe = self.client.pipeline(transaction=False)
@@ -326,7 +368,9 @@ class Deliverer:
         last: int,
         carried: list[dict[str, Any]],
     ) -> bool:
-        """One delivery; on failure, schedule the retry (or give up)."""
+        """One delivery: True when it was delivered. False when it failed
+        (the retry is scheduled, or the receiver given up on), or goes on
+        in the background (settled later by ``settle``)."""
         body = orjson.dumps(
             {
                 "match_id": match["id"],
@@ -338,25 +382,76 @@ class Deliverer:
         )
         message_id = f"msg_{match['id']}_{first}_{last}"
         headers = signed_headers(match["secret"], message_id, body)
+        receiver = down_key(hook["url"])
+        with self._lock:
+            free = receiver not in self._backgrounded and self._room.acquire(blocking=False)
+        if not free:  # this process's own bounds, not the receiver's fault: soon again
+            self.postpone(match["id"])
+            return False
+        timeout = self.settings.timeout_s
+        call = self._calls.submit(outbound.post, hook["url"], body, headers, timeout)
+        call.add_done_callback(lambda _: self._room.release())
         try:
-            answer = outbound.post(hook["url"], body, headers, self.settings.timeout_s)
-            result = (
-                "delivered" if 200 <= answer.status < 300 else f"http_{answer.status // 100}xx"
-            )
+            call.result(timeout=self.settings.patience_s)
+        except NotYet:
+            self.background(Background(match, receiver, first, last, call))
+            return False
+        except outbound.Refused:
+            pass
+        return self.outcome(match, call)
+
+    def outcome(self, match: dict[str, Any], call: Future[outbound.Answer]) -> bool:
+        """Count a finished call; on failure schedule the retry (or give up)."""
+        try:
+            status = call.result().status
+            result = "delivered" if 200 <= status < 300 else f"http_{status // 100}xx"
         except outbound.Refused as refused:
             result = refused.reason
         DELIVERIES.labels(result).inc()
         if result == "delivered":
             return True
-        if result == "busy":  # this process's own cap, not the receiver's fault: soon again
-            soon = {match["id"]: time.time() + 0.2}
-            pipe = self.client.pipeline(transaction=False)
-            pipe.zadd(QUEUE_KEY, soon, xx=True)
-            pipe.zadd(RETRY_KEY, soon, xx=True)
-            pipe.execute()
+        if result == "busy":  # the process's outbound cap (shared with HTTP bots): soon again
+            self.postpone(match["id"])
             return False
         self.failed(match, result)
         return False
+
+    def postpone(self, match_id: str) -> None:
+        soon = {match_id: time.time() + 0.2}
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zadd(QUEUE_KEY, soon, xx=True)
+        pipe.zadd(RETRY_KEY, soon, xx=True)
+        pipe.execute()
+
+    def background(self, slow: Background) -> None:
+        """Let a call that is taking long go on without this thread: its
+        receiver's other matches wait with the retries meanwhile, and its
+        match stays leased in the retry lane until the call is settled."""
+        SLOW.inc()
+        match_id = slow.match["id"]
+        with self._lock:
+            self._backgrounded.add(slow.receiver)
+        lease = time.time() + self.settings.lease_s
+        self.client.set(slow.receiver, "slow", ex=int(self.settings.down_s))
+        self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[lease, match_id])
+        log.info("webhook of %s is slow to answer: going on in the background", match_id)
+        slow.call.add_done_callback(lambda _: self._settled.put(slow))
+
+    def settle(self) -> None:
+        """Settle the calls that went on in the background and have finished:
+        a delivered one moves its match's cursor, and the match goes on in
+        the retry lane (its receiver is slow); a failed one is retried."""
+        while True:
+            try:
+                slow = self._settled.get_nowait()
+            except queue.Empty:
+                return
+            with self._lock:
+                self._backgrounded.discard(slow.receiver)
+            match_id = slow.match["id"]
+            if self.outcome(slow.match, slow.call):
+                self.handled(match_id, slow.last, slow.last)
+                self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
 
     def failed(self, match: dict[str, Any], reason: str) -> None:
         key, now = hook_key(match["id"]), time.time()
@@ -420,3 +515,6 @@ class Deliverer:
             thread.start()
         for thread in threads:
             thread.join()
+        # calls still in the background end within their timeout; their
+        # matches' leases bring them back to whoever delivers next
+        self._calls.shutdown(wait=False, cancel_futures=True)

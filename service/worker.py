@@ -17,12 +17,16 @@ import random
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from service import webhooks
 from service.matches import Matches
 from service.outages import StoreBackoff, is_store_trouble
+from service.store import Loaded
 
 log = logging.getLogger(__name__)
+
+HTTP_TURNS = 16  # HTTP bots' turns in flight per worker process
 
 
 class Worker:
@@ -39,19 +43,41 @@ class Worker:
         self.lease_s = budget_s + 30
         self.rng = random.Random()
         self.stopping = stopping or threading.Event()
+        # HTTP bots' turns in flight at once (their calls also count against
+        # the process's cap on outbound calls); more wait for the worker's thread
+        self._calls = ThreadPoolExecutor(HTTP_TURNS, "http-bot")
+        self._room = threading.BoundedSemaphore(HTTP_TURNS)
 
     def run_once(self) -> bool:
-        """Play one due turn; False when nothing was due."""
-        scheduler = self.matches.scheduler
-        match_id = scheduler.claim(time.time(), self.lease_s)
+        """Play one due turn; False when nothing was due. An HTTP bot's turn
+        goes to the threads that wait on the network (while one is free),
+        so that a bot server that is slow to answer holds up no other bot."""
+        match_id = self.matches.scheduler.claim(time.time(), self.lease_s)
         if match_id is None:
             return False
-        started = time.perf_counter()
-        played = self.matches.play_server_turn(match_id, self.budget_s, self.rng)
-        scheduler.release(match_id)  # its next turn, if any, is queued already
-        if played:
-            log.info("played a turn in %s in %.3f s", match_id, time.perf_counter() - started)
+        loaded = self.matches.store.load(match_id)
+        if self.matches.calls_out(loaded) and self._room.acquire(blocking=False):
+            self._calls.submit(self.play, match_id, loaded, True)
+        else:
+            self.play(match_id, loaded)
         return True
+
+    def play(self, match_id: str, loaded: Loaded | None, called: bool = False) -> None:
+        """Play ``match_id``'s due turn and release its lease (its next turn,
+        if any, is queued already)."""
+        started = time.perf_counter()
+        try:
+            if self.matches.play_server_turn(match_id, self.budget_s, self.rng, loaded):
+                log.info("played a turn in %s in %.3f s", match_id, time.perf_counter() - started)
+        except Exception:
+            if not called:
+                raise
+            log.exception("an HTTP bot's turn failed")  # its lease runs out: tried again
+            return
+        finally:
+            if called:
+                self._room.release()
+        self.matches.scheduler.release(match_id)
 
     def run(self) -> None:
         log.info("worker ready (budget %.3f s per bot move)", self.budget_s)
@@ -71,6 +97,7 @@ class Worker:
                 busy = False
             if not busy:
                 self.stopping.wait(self.idle_s)
+        self._calls.shutdown(wait=True)  # the HTTP bots' turns at hand end within their deadline
         log.info("worker stopped")
 
 

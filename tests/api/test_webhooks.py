@@ -244,6 +244,66 @@ def test_a_receiver_that_keeps_failing_is_given_up_without_slowing_others(
         healthy.stop()
 
 
+def test_a_slow_receiver_gets_everything_in_order_from_the_background(
+    api, matches, redis_client, loopback_allowed
+):
+    """Each answer takes longer than the patience: every call goes on in the
+    background and is settled there, one at a time per match, in order."""
+    receiver = WebhookReceiver(delay_s=0.4)
+    backgrounded_before = webhooks.SLOW._value.get()
+    try:
+        ids = [bot_match(api, receiver, bots=2) for _ in range(3)]
+        with running(matches, DeliverySettings(base_s=0.05, cap_s=0.5, patience_s=0.1)):
+            wait_until(lambda: delivered_everything(api, redis_client, receiver, ids), 120)
+        assert_complete_and_in_order(redis_client, receiver, ids)
+        assert webhooks.SLOW._value.get() > backgrounded_before
+        for match_id in ids:
+            assert not api.get(GAME, match_id).json()["webhook"]["given_up"]
+    finally:
+        receiver.stop()
+
+
+def test_receivers_that_hang_delay_nobody_else(api, matches, redis_client, loopback_allowed):
+    """Four receivers that never answer within the delivery timeout, two
+    bot matches each, queued first; a healthy receiver's match is played
+    meanwhile, and each action's events must reach it promptly (with the
+    first-lane threads waiting out the timeouts, the first ones took 5 s
+    and more)."""
+    hanging = [WebhookReceiver(delay_s=8) for _ in range(4)]
+    healthy = WebhookReceiver()
+    # the threads, the timeout (5 s) and the patience as deployed
+    settings = DeliverySettings(base_s=0.05, cap_s=0.5, give_up_s=3600)
+    backgrounded_before = webhooks.SLOW._value.get()
+    try:
+        for receiver in hanging:
+            for _ in range(2):
+                bot_match(api, receiver, bots=2)
+        created = api.create(
+            GAME,
+            {"players": [{"name": "A"}, {"name": "B"}], "webhook": {"url": healthy.url}},
+        ).json()
+        match_id, tokens = created["id"], [s["token"] for s in created["seats"]]
+        healthy.secrets[match_id] = created["secret"]
+        lateness = []
+        with running(matches, settings):
+            for _ in range(12):
+                seat = api.get(GAME, match_id).json()["to_act"][0]
+                action = api.legal(GAME, match_id, tokens[seat]).json()["actions"][0]
+                acted = time.monotonic()
+                assert api.act(GAME, match_id, tokens[seat], action).status_code == 200
+                length = redis_client.xlen(log_key(match_id))
+                wait_until(lambda: healthy.last[match_id] >= length, 30)  # noqa: B023
+                lateness.append(time.monotonic() - acted)
+                time.sleep(0.2)
+        assert healthy.bad == []
+        assert max(lateness) < 2, [round(t, 2) for t in lateness]
+        # each hanging receiver was called, and its call went on in the background
+        assert webhooks.SLOW._value.get() >= backgrounded_before + len(hanging)
+    finally:
+        for receiver in [*hanging, healthy]:
+            receiver.stop()
+
+
 def test_a_redirect_is_not_followed(api, matches, redis_client, loopback_allowed):
     receiver = WebhookReceiver(status=307)
     try:
@@ -395,6 +455,44 @@ def test_a_bot_that_misbehaves_gets_the_random_move_and_a_logged_reason(
     finally:
         bad.stop()
         good.stop()
+
+
+def test_http_bots_that_hang_do_not_hold_up_other_bots(
+    api, matches, redis_client, loopback_allowed
+):
+    """Three matches of HTTP bots that never answer within their 10 s
+    deadline, on one bot worker thread; a person playing a ``random`` bot
+    meanwhile gets each of its moves promptly (they waited for the hanging
+    calls, up to 10 s each, while the worker's thread made them)."""
+    hanging = [BotServer("late", late_s=15) for _ in range(3)]
+    try:
+        for bot in hanging:
+            bot.secret = http_bot_match(api, [{"bot_url": bot.url}] * 2, deadline_s=10)["secret"]
+        created = api.create(GAME, {"players": [{"name": "A"}, {"bot": "random"}]}).json()
+        match_id, token = created["id"], created["seats"][0]["token"]
+        waits = []
+        with running(matches, bots=1):
+            wait_until(lambda: all(bot.calls for bot in hanging), 30)
+            for _ in range(8):
+                answer = api.get(GAME, match_id, token).json()
+                if answer["status"] == "finished":
+                    break
+                action = api.legal(GAME, match_id, token).json()["actions"][0]
+                acted = time.monotonic()
+                assert api.act(GAME, match_id, token, action).status_code == 200
+
+                def my_turn_again() -> bool:
+                    match = api.get(GAME, match_id).json()
+                    return match["status"] == "finished" or match["to_act"] == [0]
+
+                wait_until(my_turn_again, 30)
+                waits.append(time.monotonic() - acted)
+        assert len(waits) >= 3
+        assert max(waits) < 2, [round(w, 2) for w in waits]
+        assert all(bot.bad == [] for bot in hanging)
+    finally:
+        for bot in hanging:
+            bot.stop()
 
 
 def test_bot_deadlines_are_bounded(api, loopback_allowed):
