@@ -711,6 +711,9 @@ def server_env(redis_url: str, port: int, workers: int, rate_limits: bool) -> di
         # work (and its round trips) on every request, but never refuses one.
         env["LUDOTHEQUE_RATE_LIMIT_PER_ADDRESS"] = "1000000000/minute"
         env["LUDOTHEQUE_RATE_LIMIT_PER_TOKEN"] = "1000000000/minute"
+        # and the creation quotas count every creation without refusing one
+        env["LUDOTHEQUE_RATE_LIMIT_CREATE"] = "1000000000/minute"
+        env["LUDOTHEQUE_MAX_WAITING_PER_ADDRESS"] = "1000000000"
     else:
         env["LUDOTHEQUE_RATE_LIMITS"] = "0"
     env.update(

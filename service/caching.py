@@ -62,10 +62,18 @@ def names_etag(header: str | None, tag: str) -> bool:
     return "*" in given or wanted in given
 
 
+def request_header(name: str) -> str | None:
+    """``request.headers.get(name)``, read from the WSGI environ: werkzeug
+    raises and catches an HTTP exception for each header that is absent, as
+    ``If-Match``, ``If-None-Match``, ``Idempotency-Key`` and ``Origin`` are
+    on most requests."""
+    return request.environ.get("HTTP_" + name.upper().replace("-", "_"))
+
+
 def if_match_version() -> int | None:
     """The version ``If-Match`` names: ``"7"``, ``7``, ``W/"7"`` or an ETag
     echoed back as it came, ``"7-s0"`` (whichever viewer it names)."""
-    raw = request.headers.get("If-Match")
+    raw = request_header("If-Match")
     if raw is None:
         return None
     tag = raw.strip().removeprefix("W/").strip('"')
@@ -77,11 +85,36 @@ def if_match_version() -> int | None:
     return int(number)
 
 
+def put_headers(response: Response, values: dict[str, str]) -> None:
+    """Set each header of ``values`` on ``response``, appending the ones it
+    does not have yet (werkzeug's ``headers[name] = value`` scans and
+    rewrites the list, and its ``get`` raises for an absent header)."""
+    present = {name.lower() for name, _ in response.headers}
+    for name, value in values.items():
+        if name.lower() in present:
+            response.headers.set(name, value)
+        else:
+            response.headers.add(name, value)
+
+
+def add_vary(response: Response, name: str) -> None:
+    """Add ``name`` to the answer's ``Vary`` (werkzeug's ``response.vary``
+    parses the header into a set and writes it back on every change)."""
+    current = ", ".join(response.headers.getlist("Vary"))
+    if not current:
+        response.headers.add("Vary", name)
+    elif name.lower() not in {value.strip().lower() for value in current.split(",")}:
+        response.headers.set("Vary", f"{current}, {name}")
+
+
 def init_caching(app: Flask) -> None:
     @app.after_request
     def per_viewer(response: Response) -> Response:
         if request.blueprint in GAMES:
-            hands_out_token = request.method == "POST" and response.status_code == 201
-            response.headers["Cache-Control"] = SECRET if hands_out_token else PRIVATE
-            response.vary.add("Authorization")
+            # a route may say its answer is the same for everyone (a finished
+            # match's record); any other answer is private
+            if not response.headers.get("Cache-Control", "").startswith("public"):
+                hands_out_token = request.method == "POST" and response.status_code == 201
+                put_headers(response, {"Cache-Control": SECRET if hands_out_token else PRIVATE})
+            add_vary(response, "Authorization")
         return response

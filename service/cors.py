@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from flask import Flask, Response, request
 
+from service.caching import add_vary, put_headers, request_header
 from service.errors import Problem
 
 REQUEST_HEADERS = [
@@ -34,6 +35,13 @@ RESPONSE_HEADERS = [
 ]  # (no X-RateLimit-* header is sent: a 429's Retry-After says when to come back)
 METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
 MAX_AGE_S = 86400  # Firefox's most; Chromium caps it at 7200
+# Every answer carries these: joined once, not once per answer.
+EXPOSED = ", ".join(RESPONSE_HEADERS)
+PREFLIGHT = {
+    "Access-Control-Allow-Methods": METHODS,
+    "Access-Control-Allow-Headers": ", ".join(REQUEST_HEADERS),
+    "Access-Control-Max-Age": str(MAX_AGE_S),
+}
 
 
 def init_cors(app: Flask, origins: list[str]) -> None:
@@ -42,7 +50,7 @@ def init_cors(app: Flask, origins: list[str]) -> None:
     allowed = set(origins)
 
     def allow_origin() -> str | None:
-        origin = request.headers.get("Origin")
+        origin = request_header("Origin")
         if origin is None:
             return "*" if not allowed else None
         if not allowed:
@@ -59,15 +67,13 @@ def init_cors(app: Flask, origins: list[str]) -> None:
     def mark(response: Response) -> Response:
         origin = allow_origin()
         if allowed:
-            response.vary.add("Origin")
+            add_vary(response, "Origin")
         if origin is None:
             return response
-        response.headers["Access-Control-Allow-Origin"] = origin
-        response.headers["Access-Control-Expose-Headers"] = ", ".join(RESPONSE_HEADERS)
+        marks = {"Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": EXPOSED}
         if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
-            response.headers["Access-Control-Allow-Methods"] = METHODS
-            response.headers["Access-Control-Allow-Headers"] = ", ".join(REQUEST_HEADERS)
-            response.headers["Access-Control-Max-Age"] = str(MAX_AGE_S)
+            marks |= PREFLIGHT
+        put_headers(response, marks)
         return response
 
 

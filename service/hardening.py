@@ -30,11 +30,17 @@ def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+# Built once: ``json.loads(body, object_pairs_hook=...)`` builds a decoder on
+# every call, a third of the check's time on an action's body.
+CHECKING = json.JSONDecoder(object_pairs_hook=_refuse_duplicates)
+
+
 def check_unique_keys(body: bytes) -> None:
     """400 when ``body`` is JSON with an object that repeats a key; a body
-    that is not JSON at all is left for the route's own parser to refuse."""
+    that is not JSON at all is left for the route's own parser to refuse.
+    (What ``json.loads`` does with bytes: UTF-8, -16 or -32, as detected.)"""
     try:
-        json.loads(body, object_pairs_hook=_refuse_duplicates)
+        CHECKING.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
     except (ValueError, RecursionError):
         return
 

@@ -232,26 +232,6 @@ class JoinedSchema(Schema):
     )
 
 
-class EventSchema(Schema):
-    index = fields.Integer(required=True, metadata={"description": "1, 2, ... in log order"})
-    version = fields.Integer(required=True, metadata={"description": "match version it led to"})
-    type = fields.String(required=True)
-
-    class Meta:
-        unknown = "include"
-
-
-class EventsSchema(Schema):
-    events = fields.List(fields.Nested(EventSchema), required=True)
-    next = fields.Integer(
-        required=True,
-        metadata={
-            "description": "pass it as ?after= to continue (events hidden from you "
-            "are skipped, so it may exceed the last index shown)"
-        },
-    )
-
-
 class ActionQuerySchema(Schema):
     legal_actions = fields.Boolean(
         load_default=False,

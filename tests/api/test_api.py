@@ -377,3 +377,26 @@ def test_health_and_readiness_probes(api, redis_url):
         assert_problem(ApiClient(down.base).get(GAME, "0" * 32), 503, "store_unavailable")
     finally:
         down.stop()
+
+
+def test_hooks_and_views_run_as_flask_runs_them(live):
+    """The app remembers which functions are coroutine functions; what it
+    runs is what Flask's own ensure_sync would run, bound methods included."""
+    app = live.app
+
+    def plain() -> None:
+        pass
+
+    async def coroutine() -> None:
+        pass
+
+    class View:
+        def get(self) -> None:
+            pass
+
+    for _ in range(2):  # asked again: the remembered answer
+        assert app.ensure_sync(plain) is plain
+        method = View().get
+        assert app.ensure_sync(method) is method
+        with pytest.raises(RuntimeError, match="async"):  # Flask without its async extra
+            app.ensure_sync(coroutine)

@@ -6,9 +6,12 @@ tests/reliability/test_hostile_http.py."""
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
+from service.api import answer_etag
 from tests.api.client import ApiClient
+from tests.conftest import LiveServer
 
 GAME = "ducale"
 
@@ -101,3 +104,79 @@ def test_if_match_takes_the_version_or_an_etag_echoed_back(api):
     for nonsense in ('"7-"', '"x-s0"', '"7-s0-s1"', '"7-' + "s" * 40 + '"'):
         answer = api.act(GAME, match_id, tokens[0], bare, If_Match=nonsense)
         assert answer.status_code == 400, nonsense
+
+
+def test_an_actions_etag_names_the_version_and_seat_of_its_answer(api):
+    match_id, tokens = new(api)
+    url = f"{api.base}/v1/games/{GAME}/matches/{match_id}/actions"
+    for turn in range(6):  # both seats, with and without legal actions, and a replay
+        to_act = api.get(GAME, match_id).json()["to_act"][0]
+        token = tokens[to_act]
+        action = api.legal(GAME, match_id, token).json()["actions"][0]
+        played = api.http.post(
+            url,
+            json=action,
+            params={"legal_actions": "true"} if turn % 2 else {},
+            headers={"Authorization": f"Bearer {token}", "Idempotency-Key": f"k{turn}"},
+        )
+        answer = played.json()
+        assert played.status_code == 200 and answer["your_seat"] == to_act
+        assert played.headers["ETag"] == f'"{answer["version"]}-s{to_act}"'
+        again = api.http.post(
+            url,
+            json=action,
+            headers={"Authorization": f"Bearer {token}", "Idempotency-Key": f"k{turn}"},
+        )
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.headers["ETag"] == played.headers["ETag"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "tag"),
+    [
+        (
+            {"id": "0" * 32, "game": "dekal", "status": "active", "version": 7, "your_seat": 1},
+            '"7-s1"',
+        ),
+        ({"version": 7, "id": "0" * 32, "your_seat": None}, '"7-spectator"'),
+        (
+            {
+                "id": "0" * 32,
+                "game": "dekal",
+                "status": "active",
+                "version": 12,
+                "view": {"x": 1, "your_seat": 4},
+                "your_seat": 0,
+            },
+            '"12-s0"',
+        ),
+    ],
+)
+def test_an_answers_etag_is_read_whatever_order_its_keys_take(answer, tag):
+    assert answer_etag(orjson.dumps(answer)) == tag
+
+
+def test_with_an_origin_list_answers_vary_by_origin_and_authorization(redis_url):
+    server = LiveServer({"REDIS_URL": redis_url, "CORS_ORIGINS": ["https://play.example"]})
+    try:
+        api = ApiClient(server.base, server.http)
+        match_id, tokens = new(api)
+        answer = api.get(GAME, match_id, tokens[0], Origin="https://play.example")
+        varies = [value.strip() for value in answer.headers["Vary"].split(",")]
+        assert sorted(varies) == ["Authorization", "Origin"]
+        assert answer.headers["Access-Control-Allow-Origin"] == "https://play.example"
+    finally:
+        server.stop()
+
+
+def test_a_query_string_is_read_whether_or_not_the_one_before_had_one(api):
+    match_id, tokens = new(api)
+    url = f"{api.base}/v1/games/{GAME}/matches/{match_id}"
+    bearer = {"Authorization": f"Bearer {tokens[0]}"}
+    for query in ({}, {"legal_actions": "true"}, {}, {"wait": "99"}, {}, {"legal_actions": "1"}):
+        answer = api.http.get(url, params=query, headers=bearer)
+        if "wait" in query:
+            assert answer.status_code == 422 and "wait" in answer.json()["errors"]
+        else:
+            assert answer.status_code == 200
+            assert ("legal_actions" in answer.json()) == bool(query), query

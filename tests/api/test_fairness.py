@@ -81,6 +81,8 @@ def finished_match(api: ApiClient, game: str, seeded: bool = False) -> dict[str,
     answers = play_to_the_end(api, game, match, tokens, seed=5)
     record = api.http.get(record_url(api, game, match["id"]))  # no token: anyone may read it
     assert record.status_code == 200, record.text
+    # the same for everyone and final: any cache may keep it
+    assert record.headers["Cache-Control"] == "public, max-age=86400"
     return {"id": match["id"], "answers": answers, "tokens": tokens, "record": record.json()}
 
 
