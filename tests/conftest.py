@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -59,3 +60,31 @@ def live(redis_url: str) -> Iterator[LiveServer]:
     server = LiveServer({"REDIS_URL": redis_url})
     yield server
     server.stop()
+
+
+# Debian's Chromium, driven by Playwright for Python (never `playwright install`).
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator:
+    if not Path(CHROMIUM).exists():
+        message = f"no Chromium at {CHROMIUM}: install it with `apt-get install -y chromium`"
+        if os.environ.get("LUDOTHEQUE_REQUIRE_BROWSER") == "1":
+            pytest.fail(message + " (LUDOTHEQUE_REQUIRE_BROWSER=1)")
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()

@@ -4,7 +4,6 @@ install`), against a live server, from a page served on another origin."""
 from __future__ import annotations
 
 import http.server
-import os
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -14,32 +13,7 @@ import pytest
 
 from tests.conftest import LiveServer
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PAGE = Path(__file__).with_name("page.html")
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator:
-    if not Path(CHROMIUM).exists():
-        message = f"no Chromium at {CHROMIUM}: install it with `apt-get install -y chromium`"
-        if os.environ.get("LUDOTHEQUE_REQUIRE_BROWSER") == "1":
-            pytest.fail(message + " (LUDOTHEQUE_REQUIRE_BROWSER=1)")
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
 
 
 class Counting:

@@ -1,6 +1,6 @@
 """Fixtures for /play in a real browser: Debian's Chromium driven by Playwright for Python.
 
-Chromium itself is the ``browser`` fixture of tests/browser/conftest.py (it
+Chromium itself is the ``browser`` fixture of tests/conftest.py (it
 skips with an install message when /usr/bin/chromium is absent, and fails
 instead under LUDOTHEQUE_REQUIRE_BROWSER=1). The server is the app on a
 loopback port with a bot worker beside it. Each
@@ -55,6 +55,14 @@ class Guard:
 
         page.on("console", console)
         page.on("pageerror", lambda e: self.complaints.append(f"uncaught: {e}"))
+
+        def refused(response) -> None:  # says which request a console error is about
+            said = f"status of {response.status}"  # as the console says it
+            if response.status >= 400 and not any(e in said for e in self.expected):
+                what = f"{response.request.method} {response.url}"
+                self.complaints.append(f"{what}: {response.status} {response.text()[:300]}")
+
+        page.on("response", refused)
 
         def only_here(route) -> None:
             if route.request.url.startswith(self.base + "/"):

@@ -181,7 +181,10 @@ async function refresh(t) {
       seat = viewer(t, match);
       match = await read(seat);
     }
-    if (seq !== t.seq || table !== t) return; // a newer refresh is under way
+    // A newer refresh is under way, or an action is (its answer, or the read after it, draws
+    // the table), or this read is older than the table drawn: the stream's events arrive a
+    // little late, and a read they start may be served just before the seat's own action.
+    if (seq !== t.seq || table !== t || t.acting || match.version < (t.match?.version ?? 0)) return;
     Object.assign(t, { match, legal: match.legal_actions || [], seat });
     render(t);
   } catch (error) {
@@ -197,19 +200,21 @@ async function refresh(t) {
 async function act(t, action) {
   t.message = "";
   t.legal = []; // nothing more to click until the table is read again,
-  const seq = ++t.seq; // and no read already under way may bring back the old choices
+  t.acting = true; // and no read meanwhile may bring back the old choices
   render(t);
   try {
     const match = await call("POST", `${matchPath(t.game, t.id)}/actions?legal_actions=true`,
       { token: t.held[t.seat], body: action });
     // The answer is the table after the move, with the seat's next choices.
-    if (seq !== t.seq || table !== t) return; // a newer read has drawn the table
-    if (viewer(t, match) === t.seat) {
+    if (table !== t) return;
+    if (viewer(t, match) === t.seat && match.version >= (t.match?.version ?? 0)) {
       Object.assign(t, { match, legal: match.legal_actions || [] });
       return render(t);
     }
   } catch (error) {
     t.message = problem(error);
+  } finally {
+    t.acting = false;
   }
   await refresh(t);
 }
