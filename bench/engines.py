@@ -2,7 +2,10 @@
 registered game at its smallest and largest player count (not a test).
 
 Each playout starts from a fresh seeded match with the game's default
-options and plays uniformly random legal actions to the end; every call to
+options plus its ``arena_options`` (what keeps a match between bots bounded:
+Ducale's stock is rebuilt at most 3 times a round, where the default, the
+rulebook's, lets random play go on for hundreds of thousands of actions) and
+plays uniformly random legal actions to the end; every call to
 ``legal_actions``, ``apply`` and ``view`` (the acting seat's, as the service
 answers each action with it) is timed. No Flask, no Redis::
 
@@ -39,12 +42,20 @@ class Timings:
     seconds: float = 0.0
 
 
+# A bounded game ends long before: a playout this long is a bug to report,
+# not a benchmark to wait for.
+MAX_ACTIONS = 200_000
+
+
 def playout(game: Game, players: int, seed: int, timings: Timings) -> None:
     """One random match to the end, every engine call timed."""
     rng = random.Random(seed)
-    state = game.setup(game.options_schema().load({}), players, seed)
+    options = game.options_schema().load(getattr(game, "arena_options", {}))
+    state = game.setup(options, players, seed)
     clock = time.perf_counter
-    while seats := game.to_act(state):
+    for _ in range(MAX_ACTIONS):
+        if not (seats := game.to_act(state)):
+            break
         seat = rng.choice(seats)
         start = clock()
         actions = game.legal_actions(state, seat)
@@ -56,6 +67,10 @@ def playout(game: Game, players: int, seed: int, timings: Timings) -> None:
         timings.legal.append(middle - start)
         timings.apply.append(end - middle)
         timings.actions += 1
+    else:
+        raise RuntimeError(
+            f"{game.name} at {players} seats, seed {seed}: no end in {MAX_ACTIONS} actions"
+        )
     timings.playouts += 1
 
 
@@ -111,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out(
         f"Engines, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
-        f"{args.seconds:g} s per game and player count, default options"
+        f"{args.seconds:g} s per game and player count, default and arena options"
     )
     out(
         f"  {'game':7} {'seats':>5} {'playouts/s':>10} {'actions':>8} {'actions/s':>10} "
