@@ -24,7 +24,11 @@ from tests.conftest import LiveServer
 from tests.sentinels import SentinelGroup
 from tests.test_outages import GAME, play_some
 
-TIMEOUT_MS = 300
+# How long a write waits for its replicas: short where the test pauses them
+# (each unconfirmed write waits it out), long where they must confirm on a
+# loaded machine (a full run once saw 300 ms pass with both replicas up).
+TIMEOUT_MS = 2000
+PATIENT_MS = 20000
 
 
 @pytest.fixture(scope="module")
@@ -34,12 +38,12 @@ def group(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelGroup]:
     sentinels.close()
 
 
-def serve(group: SentinelGroup, min_replicas: int) -> LiveServer:
+def serve(group: SentinelGroup, min_replicas: int, timeout_ms: int = TIMEOUT_MS) -> LiveServer:
     return LiveServer(
         {
             "REDIS_URL": group.url,
             "REDIS_MIN_REPLICAS": min_replicas,
-            "REDIS_REPLICAS_TIMEOUT_MS": TIMEOUT_MS,
+            "REDIS_REPLICAS_TIMEOUT_MS": timeout_ms,
         }
     )
 
@@ -83,7 +87,7 @@ def test_a_sentinel_url_names_its_sentinels_service_and_database():
 
 
 def test_a_confirmed_action_is_already_on_the_replicas(group):
-    server = serve(group, min_replicas=2)
+    server = serve(group, min_replicas=2, timeout_ms=PATIENT_MS)
     api = ApiClient(server.base)
     try:
         match_id, tokens = new_match(api, 1)
@@ -166,7 +170,7 @@ def test_a_failover_after_an_unconfirmed_action_leaves_it_applied_once_or_not_at
 
 
 def test_bots_play_to_the_end_when_every_write_waits_for_replicas(group):
-    server = serve(group, min_replicas=2)
+    server = serve(group, min_replicas=2, timeout_ms=PATIENT_MS)
     api = ApiClient(server.base)
     worker = Worker(server.app.extensions["ludotheque.matches"], budget_s=0.01, idle_s=0.01)
     thread = threading.Thread(target=worker.run, daemon=True)
