@@ -13,7 +13,8 @@ phases of ``--seconds`` each (after a short warm-up):
   before the phase (so the client does no engine work), over fresh matches;
 - ``view``: the match as a seat sees it, again and again;
 - ``rmw`` and ``get``: the baseline's Lua read-modify-write and GET;
-- ``half``: ``play`` paced at half the request rate ``play`` reached.
+- ``half``: ``play`` paced at half the request rate ``play`` reached, or at
+  ``--half-rate`` requests/s (to compare two versions at the same load).
 
 It prints, per phase and endpoint, requests/s, p50/p95/p99 latency and
 errors, and the CPU the server (every process of ``serve``) and Redis spent
@@ -932,6 +933,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="sample the servers with py-spy (on PATH) during each phase, into DIR/<phase>.txt",
     )
+    parser.add_argument(
+        "--half-rate",
+        type=float,
+        help="pace the half phase at this many requests/s instead of half of play's",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
     phases_wanted = [p for p in args.phases.split(",") if p]
@@ -939,6 +945,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown phases: {sorted(unknown)}")
     if args.clients < 1 or args.procs < 1 or args.seconds <= 0:
         parser.error("--clients, --procs and --seconds must be positive")
+    if args.half_rate is not None and args.half_rate <= 0:
+        parser.error("--half-rate must be positive")
     if args.profile and not shutil.which("py-spy"):
         parser.error("--profile needs py-spy on PATH (pip install py-spy)")
     warmup = args.warmup if args.warmup is not None else min(3.0, args.seconds / 5)
@@ -987,10 +995,17 @@ def main(argv: list[str] | None = None) -> int:
                         phases[name] = measure(server, name)
                         report_phase(name, phases[name], out)
                 if "half" in phases_wanted:
-                    if "play" not in phases:
-                        phases["play"] = measure(server, "play")
-                    phases["half"] = measure(server, "half", rate=total_rps(phases["play"]) / 2)
-                    report_phase("half (play at half the rate play reached)", phases["half"], out)
+                    if args.half_rate:
+                        rate, said = args.half_rate, f"play paced at {args.half_rate:g} requests/s"
+                    else:
+                        if "play" not in phases:
+                            phases["play"] = measure(server, "play")
+                        rate, said = (
+                            total_rps(phases["play"]) / 2,
+                            "play at half the rate it reached",
+                        )
+                    phases["half"] = measure(server, "half", rate=rate)
+                    report_phase(f"half ({said})", phases["half"], out)
         if {"rmw", "get"} & set(phases_wanted):
             client = redis.Redis.from_url(redis_url)
             for n in range(args.clients):
