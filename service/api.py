@@ -11,19 +11,18 @@ import http
 import re
 from typing import Any
 
-import flask_smorest
 import orjson
 from flask import Response, current_app, request
 from flask.views import MethodView
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
 from marshmallow import Schema, ValidationError, fields, validate
-from webargs.flaskparser import FlaskParser
 
 from engines import GAMES
 from engines.ai.policies import supported
 from engines.core import Game
 from service import auth, lifecycle_api, lobby
+from service.arguments import Blueprint
 from service.caching import (
     VIEWER_HEADERS,
     if_match_version,
@@ -97,39 +96,6 @@ class LudothequeApi(Api):
 
 
 UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")
-
-# What an empty query string may load to and be shared between requests.
-SCALARS = (type(None), bool, int, float, str)
-
-
-class QueryParser(FlaskParser):
-    """webargs' parser, loading an empty query string once per schema: most
-    views and actions send none, and loading one (an exception raised and
-    caught per absent parameter) cost a view a tenth of its time. A query
-    string that is there is parsed as always."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.empty: dict[Schema, dict[str, Any]] = {}
-
-    def parse(self, argmap: Any, req: Any = None, *, location: str | None = None, **kwargs: Any):
-        plain = location == "query" and isinstance(argmap, Schema) and not kwargs.get("validate")
-        if not plain or (req or request).query_string:
-            return super().parse(argmap, req, location=location, **kwargs)
-        loaded = self.empty.get(argmap)
-        if loaded is None:
-            loaded = super().parse(argmap, req, location=location, **kwargs)
-            if not (
-                isinstance(loaded, dict) and all(isinstance(v, SCALARS) for v in loaded.values())
-            ):
-                return loaded  # something a view could change: not shared
-            self.empty[argmap] = loaded
-        return dict(loaded)
-
-
-class Blueprint(flask_smorest.Blueprint):
-    ARGUMENTS_PARSER = QueryParser()
-
 
 PROBLEM_JSON = "application/problem+json"
 PROBLEMS = {

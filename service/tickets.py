@@ -23,11 +23,11 @@ import orjson
 import redis
 from flask import Response, current_app, request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from engines import GAMES
 from service import auth
+from service.arguments import Blueprint
 from service.errors import Problem
 from service.live import Watch, parse_cursors
 from service.matches import status_of

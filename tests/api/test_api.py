@@ -119,6 +119,38 @@ def test_malformed_json_is_400(api):
     assert_problem(response, 400, "invalid_request")
 
 
+@pytest.mark.parametrize("content_type", [None, "application/x-www-form-urlencoded", "text/plain"])
+def test_every_json_body_is_read_whatever_its_declared_type(api, content_type):
+    """`curl -d '{...}'` declares a form; actions always read such a body as
+    JSON, and creation and joining answered 422 "players: Missing data"."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    body = orjson.dumps({"players": [{"name": "Ada"}, {}]})
+    created = api.http.post(f"{api.base}/v1/games/{GAME}/matches", data=body, headers=headers)
+    assert created.status_code == 201, created.text
+    match_id = created.json()["id"]
+    joined = api.http.post(
+        f"{api.base}/v1/games/{GAME}/matches/{match_id}/seats/1",
+        data=orjson.dumps({"name": "Bea"}),
+        headers=headers,
+    )
+    assert joined.status_code == 201, joined.text
+    token = created.json()["seats"][0]["token"]
+    match = api.get(GAME, match_id, token).json()
+    seat = match["to_act"][0]
+    tokens = {0: token, 1: joined.json()["token"]}
+    action = api.legal(GAME, match_id, tokens[seat]).json()["actions"][0]
+    acted = api.http.post(
+        f"{api.base}/v1/games/{GAME}/matches/{match_id}/actions",
+        data=orjson.dumps(action),
+        headers={**headers, "Authorization": f"Bearer {tokens[seat]}"},
+    )
+    assert acted.status_code == 200, acted.text
+    refused = api.http.post(
+        f"{api.base}/v1/games/{GAME}/matches", data="players=Ada", headers=headers
+    )
+    assert_problem(refused, 400, "invalid_request")
+
+
 def test_deeply_nested_json_is_refused_not_crashed(api):
     match_id, tokens = new(api)
     for payload in (b"[" * 5000 + b"]" * 5000, b'{"a":' * 3000 + b"1" + b"}" * 3000):
