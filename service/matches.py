@@ -221,6 +221,8 @@ class Matches:
                 "a seed may be chosen only when every seat is yours (named now) or a bot; "
                 "leave it out and the server draws one",
             )
+        if all(p.get("bot") for p in players):
+            options = bounded_for_bots(game, options)
         randomness = fairness.new_randomness(seed)
         try:
             state = game.setup(engine_options(options), len(players), randomness["seed"])
@@ -504,6 +506,16 @@ class Matches:
 
 # -- seats, bots and clocks ------------------------------------------------------
 CLOCK_OPTION = "turn_timeout_s"
+
+
+def bounded_for_bots(game: Game, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with the game's ``arena_options`` where they are unset
+    (null), for a table of bots only: under the rulebook's Ducale stock,
+    rebuilt without limit, random bots can play on for hundreds of thousands
+    of actions, the log growing all the while. A bound the creator chose
+    stays."""
+    arena = getattr(game, "arena_options", {})
+    return options | {k: v for k, v in arena.items() if options.get(k) is None}
 
 
 def engine_options(options: dict[str, Any]) -> dict[str, Any]:

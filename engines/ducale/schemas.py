@@ -87,7 +87,8 @@ class DucaleOptionsSchema(Schema):
             "description": "null (the rulebook): the stock is rebuilt from the discard "
             "pile as often as needed. A number: once it has been rebuilt that many "
             "times in a round, a stock that runs out again ends the round with no "
-            "winner, everyone scoring their hand (tables of bots that must stay bounded)."
+            "winner, everyone scoring their hand (tables of bots that must stay bounded: "
+            "a table of bots only that leaves it null gets 3)."
         },
     )
 
