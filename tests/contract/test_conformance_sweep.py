@@ -143,16 +143,25 @@ class Recorder:
             headers["Authorization"] = authorization
         if raw is not None:
             headers.setdefault("Content-Type", "application/json")
-        answer = self.http.request(
-            method.upper(),
-            self.base + path,
-            json=body if raw is None else None,
-            data=raw,
-            headers=headers,
-            params=params,
-            stream=True,
-            timeout=(5, 0.5 if streams(path, method) else 10),
-        )
+        # a stream is read until 0.5 s pass without more; on a loaded
+        # machine its head may take longer (a full run saw a 503 come late)
+        waits = [0.5, 5] if streams(path, method) else [10]
+        for wait in waits:
+            try:
+                answer = self.http.request(
+                    method.upper(),
+                    self.base + path,
+                    json=body if raw is None else None,
+                    data=raw,
+                    headers=headers,
+                    params=params,
+                    stream=True,
+                    timeout=(5, wait),
+                )
+                break
+            except requests.exceptions.ReadTimeout:
+                if wait == waits[-1]:
+                    raise
         media = answer.headers.get("Content-Type", "").split(";")[0].strip()
         events: list[Any] = []
         if media == "text/event-stream":
