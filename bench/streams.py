@@ -4,7 +4,9 @@ Starts a private Redis and ``ludotheque serve --workers 2`` (the production
 gunicorn configuration, gevent workers) with the follower caps lifted, opens
 N Server-Sent Events streams spread over M Dékal matches (seats and
 spectators in turn), plays every match to its end while the streams are
-open (each match acts, then waits ``--pace`` seconds), and reports:
+open (each match acts, then waits ``--pace`` seconds; a turn is the README's
+loop, the seat's view with its legal actions then the action, on a
+connection kept while the server keeps it), and reports:
 
 - Redis connected clients with the streams open (and before);
 - worker memory per stream (the workers' RSS growth over N);
@@ -14,8 +16,8 @@ open (each match acts, then waits ``--pace`` seconds), and reports:
 - events lost, duplicated or out of order (each open stream against the log
   as its viewer may see it, read after the run): must be 0; streams that
   failed to open are counted apart, by cause;
-- p50/p99 of ordinary requests (a match view, an action) made while the
-  streams are open;
+- p50/p99 of ordinary requests (a seat's view with its legal actions, an
+  action) made while the streams are open;
 - the CPU each part used while the matches were played, and the load average.
 
     python -m bench.streams --streams 10000 --matches 20 --pace 0.1
@@ -272,35 +274,40 @@ def reader(
 # -- the players ------------------------------------------------------------------
 
 
+# gunicorn's keepalive (service/gunicorn_conf.py): a connection idle this
+# long is closed by the server; a client pausing longer opens a fresh one.
+SERVER_KEEPALIVE_S = 2
+
+
 def play(base: str, match_id: str, tokens: list[str], seed: int, pace_s: float, log: dict) -> None:
-    """Play one match to its end, recording when each version was sent."""
+    """Play one match to its end with the README's loop (a turn in one read
+    and one write: the seat's view carries its legal actions), recording
+    when each version was sent."""
     http = requests.Session()
     rng = random.Random(seed)
+    url = f"{base}/v1/games/{GAME}/matches/{match_id}"
+    seat = 0
     while True:
-        match = http.get(
-            f"{base}/v1/games/{GAME}/matches/{match_id}",
-            headers={"Authorization": f"Bearer {tokens[0]}"},
-        )
-        log["view"].append(match.elapsed.total_seconds())
-        to_act = match.json()["to_act"]
-        if not to_act:
-            return
-        seat = rng.choice(to_act)
         auth = {"Authorization": f"Bearer {tokens[seat]}"}
-        legal = http.get(f"{base}/v1/games/{GAME}/matches/{match_id}/legal-actions", headers=auth)
-        action = rng.choice(legal.json()["actions"])
+        match = http.get(url, params={"legal_actions": "true"}, headers=auth)
+        log["view"].append(match.elapsed.total_seconds())
+        view = match.json()
+        if not view["to_act"]:
+            return
+        if seat not in view["to_act"]:  # only before the first action
+            seat = rng.choice(view["to_act"])
+            continue
         sent = time.monotonic()
-        answer = http.post(
-            f"{base}/v1/games/{GAME}/matches/{match_id}/actions", json=action, headers=auth
-        )
+        answer = http.post(f"{url}/actions", json=rng.choice(view["legal_actions"]), headers=auth)
         log["action"].append(time.monotonic() - sent)
         if answer.status_code == 200:
             log["sent"][(match_id, answer.json()["version"])] = sent
+            seat = rng.choice(answer.json()["to_act"] or [seat])
         if pace_s >= 1:
-            # the server closes a connection idle for 2 s (gunicorn's
-            # keepalive): at a human pace, each turn opens a fresh one
-            http.close()
-            time.sleep(pace_s * rng.uniform(0.5, 1.5))
+            pause = pace_s * rng.uniform(0.5, 1.5)
+            if pause > SERVER_KEEPALIVE_S * 0.75:
+                http.close()  # the server will have closed it: a fresh one, as a browser would
+            time.sleep(pause)
         else:
             time.sleep(pace_s)
 
