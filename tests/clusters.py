@@ -117,17 +117,43 @@ class Cluster:
             str(self.node_timeout_ms),
         )
 
+    def start_answering(self, port: int, tries: int = 5) -> int:
+        """Start a node on ``port`` and wait for its answer; if it exits
+        instead (its port, free when picked, was taken since: a full run saw
+        one refuse every connection for 30 s), on another port. The port it
+        answers on."""
+        for _ in range(tries):
+            self.start_node(port)
+            process = self.processes[port]
+            deadline = time.monotonic() + 30
+            with self.client(port) as node:
+                while process.poll() is None and time.monotonic() < deadline:
+                    try:
+                        node.ping()
+                        return port
+                    except (redis.ConnectionError, redis.TimeoutError):
+                        time.sleep(0.05)
+            log = (self.root / str(port) / "server.log").read_text(errors="replace")[-2000:]
+            if process.poll() is None:
+                raise AssertionError(f"the node on {port} did not answer in 30 s:\n{log}")
+            del self.processes[port]
+            port = cluster_port()
+        raise AssertionError(f"no node started in {tries} tries; the last one's log:\n{log}")
+
     def client(self, port: int) -> redis.Redis:
         return redis.Redis(port=port, socket_timeout=5, socket_connect_timeout=1)
 
     def start(self) -> Cluster:
-        for port in self.ports:
-            self.start_node(port)
+        try:
+            return self._start()
+        except BaseException:
+            self.close()  # no node left running (a later test's warning)
+            raise
+
+    def _start(self) -> Cluster:
+        self.ports = [self.start_answering(port) for port in self.ports]
         masters, others = self.ports[: self.primaries], self.ports[self.primaries :]
         bounds = [i * SLOTS // self.primaries for i in range(self.primaries + 1)]
-        for port in self.ports:
-            with self.client(port) as node:
-                wait_ping(node)
         for i, port in enumerate(masters):
             with self.client(port) as node:
                 node.execute_command("CLUSTER", "ADDSLOTSRANGE", bounds[i], bounds[i + 1] - 1)

@@ -3,10 +3,12 @@ played through the API with REDIS_CLUSTER=1, bots and streams included."""
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 
 import pytest
+import redis
 
 from engines import GAMES
 from service.worker import Worker
@@ -83,3 +85,19 @@ def test_rate_limits_count_on_the_cluster(cluster_url):
         assert codes == [200, 200, 429]
     finally:
         server.stop()
+
+
+def test_a_node_whose_port_was_taken_starts_on_another(tmp_path):
+    """A port is picked free, then another process may take it before the
+    node binds it (a full run saw a node refuse every connection for 30 s)."""
+    cluster = Cluster(tmp_path, primaries=1)
+    with socket.socket() as taker:
+        taker.bind(("127.0.0.1", cluster.ports[0]))
+        taken = cluster.ports[0]
+        try:
+            cluster.start()
+            assert cluster.ports[0] != taken
+            with redis.Redis(port=cluster.ports[0]) as node:
+                assert node.execute_command("CLUSTER", "INFO").decode().count("cluster_state:ok")
+        finally:
+            cluster.close()
