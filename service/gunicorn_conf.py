@@ -3,7 +3,6 @@
 Settings come from the environment so that both entry points share them.
 """
 
-import gc
 import os
 import resource
 import shutil
@@ -26,7 +25,7 @@ import orjson  # noqa: E402
 from gunicorn import util  # noqa: E402
 from prometheus_client import multiprocess  # noqa: E402
 
-from service import lifecycle  # noqa: E402
+from service import collector, lifecycle  # noqa: E402
 from service.errors import HTTP_CODES, PROBLEM_TYPE  # noqa: E402
 from service.observability import configure_logging, serve_metrics_on  # noqa: E402
 
@@ -97,11 +96,7 @@ def when_ready(server):
 
 def post_worker_init(worker):
     lifecycle.attach(worker)
-    # The loaded app is some 66,000 long-lived objects that every full
-    # collection would walk again (about 30 ms, holding every request of the
-    # worker): move them out of the collector's sight.
-    gc.collect()
-    gc.freeze()
+    collector.settle()
 
 
 def child_exit(server, worker):
