@@ -206,7 +206,7 @@ COVERAGE: dict[str, str | By | CI] = {
     "docker compose up --build": DEPLOY,
     "helm install ludo helm/ludotheque --set redis.url=redis://...": DEPLOY,
     "python -m bench.load --seconds 10 --clients 32 --workers 2 --json PATH": BENCH,
-    "python -m bench.streams --streams 10000 --matches 20 --pace 0.1 --open-pause 0.2": BENCH,
+    "python -m bench.streams --streams 10000 --matches 500 --pace 2 --open-pause 1": BENCH,
     "python -m bench.bots --seconds 60": BENCH,
     ".venv/bin/python -m bench.engines --seconds 4 --json bench-engines.json": BENCH,
     ".venv/bin/python -m bench.load --seconds 10 --clients 32 --workers 2 --json bench-load.json": BENCH,  # noqa: E501
