@@ -232,12 +232,6 @@ class Hub:
                         self._known.pop(match_id, None)
             self._subscriptions()
 
-    def seen(self, match_id: str, last: int) -> None:
-        """A follower read the log of ``match_id`` up to ``last`` itself."""
-        with self._lock:
-            if match_id in self._followers and last > self._known.get(match_id, 0):
-                self._known[match_id] = last
-
     def count(self) -> int:
         """How many followers this process holds."""
         return self._count

@@ -56,7 +56,7 @@ class Watch:
 Shown = tuple[Watch, Encoded]  # the watch, and the event as its viewer sees it
 
 
-def catch_up(store: Store, hub: Hub, watch: Watch, upto: int | None = None) -> list[Shown]:
+def catch_up(store: Store, watch: Watch, upto: int | None = None) -> list[Shown]:
     """What ``watch`` missed in the log after its cursor (up to ``upto``)."""
     found: list[Shown] = []
     while not watch.over and (upto is None or watch.cursor < upto):
@@ -66,7 +66,6 @@ def catch_up(store: Store, hub: Hub, watch: Watch, upto: int | None = None) -> l
         found += take(watch, encode(events, watch.seat, watch.tag))
         if events:
             watch.cursor = max(watch.cursor, events[-1]["index"])
-            hub.seen(watch.match_id, events[-1]["index"])
         if len(events) < READ:
             break
     return found
@@ -99,7 +98,7 @@ def follow(
     over or gone, ``until`` (monotonic) passes, or the server stops.
     ``caught_up``: the watches have just read the log themselves."""
     if not caught_up:
-        yield [shown for watch in watches for shown in catch_up(store, hub, watch)]
+        yield [shown for watch in watches for shown in catch_up(store, watch)]
     if all(watch.over for watch in watches):
         return
     follower = Follower(watch.match_id for watch in watches)
@@ -108,7 +107,7 @@ def follow(
     try:
         # what landed before the hub knew of this follower: the hub may have
         # read it already for others, and will not hand it out again
-        missed = [shown for watch in watches for shown in catch_up(store, hub, watch)]
+        missed = [shown for watch in watches for shown in catch_up(store, watch)]
         if missed:
             yield missed
         while not all(watch.over for watch in watches):
@@ -127,7 +126,7 @@ def follow(
                     watch.over = True
                     continue
                 if batch.first > watch.cursor + 1:  # missed or not read by the hub
-                    found += catch_up(store, hub, watch, batch.first - 1)
+                    found += catch_up(store, watch, batch.first - 1)
                 found += take(watch, batch.shown(watch.seat, watch.tag))
                 watch.cursor = max(watch.cursor, batch.last)
             yield found
@@ -266,7 +265,7 @@ def long_poll(
 ) -> bytes:
     """The log after the watch's cursor as its viewer may see it (at most
     ``limit`` events); with ``wait_s``, wait up to that long for one."""
-    shown = catch_up(store, hub, watch)
+    shown = catch_up(store, watch)
     if not shown and wait_s > 0 and not watch.over:
         held = allowances.hold(address, holders, wait_s + 30)
         try:
@@ -298,7 +297,7 @@ def open_stream(
     every watched match is over and nothing is left to send (answer 204,
     which makes a browser's EventSource stop reconnecting)."""
     framing = Framing(watches)
-    first = [shown for watch in watches for shown in catch_up(store, hub, watch)]
+    first = [shown for watch in watches for shown in catch_up(store, watch)]
     for watch, done in zip(watches, finished, strict=True):
         if done:  # a finished match's log is complete: nothing more will come
             watch.over = True

@@ -9,10 +9,11 @@ import threading
 import time
 
 import redis
+import requests
 
 from service.hub import wake_channel
 from tests.api.client import ApiClient
-from tests.api.test_live import all_events, new, play_to_the_end, sse_events
+from tests.api.test_live import GAME, all_events, new, play_to_the_end, sse_events
 from tests.conftest import LiveServer
 from tests.test_cluster import cluster_url  # noqa: F401 (a fixture)
 
@@ -86,3 +87,61 @@ def test_streams_share_one_subscriber_and_lose_nothing_when_wake_ups_are_lost(
             assert [data for _, data in got] == want
     finally:
         server.stop()
+
+
+def test_a_follower_gets_an_event_another_caller_read_first_when_its_wake_up_was_lost(
+    redis_url, redis_client
+):
+    """A seat waits on a long poll; an action lands while the hub's
+    subscriber connection is down (its wake-up lost) and another caller
+    reads the log at once. The hub's periodic check must still hand the
+    action to the waiting seat: another caller's read says nothing of what
+    this one has. (Seen in the browser suite: after a rematch, the offering
+    page never saw its opponent sit down.)"""
+    server = LiveServer({"REDIS_URL": redis_url})
+    hub = server.app.extensions["ludotheque.matches"].hub
+    stop = threading.Event()
+
+    def kill_subscribers() -> None:  # wake-ups are lost nearly all the time
+        while not stop.is_set():
+            redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_subscribers)
+    killer.start()
+    try:
+        api = ApiClient(server.base)
+        for seed in range(5):
+            match_id, tokens = new(api, 2, seed=seed)
+            seat = api.get(GAME, match_id).json()["to_act"][0]
+            after = all_events(api, match_id, tokens[seat])[-1]["index"]
+            action = api.legal(GAME, match_id, tokens[seat]).json()["actions"][0]
+            answer: dict = {}
+            url = server.url(f"/v1/games/{GAME}/matches/{match_id}/events")
+            waiting = threading.Thread(target=long_poll, args=(url, tokens[seat], after, answer))
+            waiting.start()
+            deadline = time.monotonic() + 5
+            while hub.count() < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert hub.count() == 1, "the long poll never began to wait"
+            assert api.act(GAME, match_id, tokens[seat], action).status_code == 200
+            assert api.events(GAME, match_id).status_code == 200  # another caller reads at once
+            waiting.join(timeout=30)
+            assert answer["events"], f"round {seed}: nothing after {answer['took']:.1f} s"
+            assert answer["took"] < 4, answer
+    finally:
+        stop.set()
+        killer.join()
+        server.stop()
+
+
+def long_poll(url: str, token: str, after: int, answer: dict) -> None:
+    """Wait up to 5 s for the events after ``after``; put them and the time in ``answer``."""
+    started = time.monotonic()
+    polled = requests.get(
+        url,
+        params={"after": after, "wait": 5},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    answer.update(events=polled.json()["events"], took=time.monotonic() - started)
