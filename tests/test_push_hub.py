@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import redis
 import requests
@@ -65,20 +67,8 @@ def test_streams_share_one_subscriber_and_lose_nothing_when_wake_ups_are_lost(
 
         # kill the hub's subscriber connections again and again while the
         # match is played: wake-ups are lost, events are not
-        stop = threading.Event()
-
-        def kill_subscribers() -> None:
-            while not stop.is_set():
-                redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
-                time.sleep(0.05)
-
-        killer = threading.Thread(target=kill_subscribers)
-        killer.start()
-        try:
+        with subscribers_killed(redis_client, every_s=0.05):
             play_to_the_end(api, match_id, tokens, 13, 3)
-        finally:
-            stop.set()
-            killer.join()
         for follower in followers:
             follower.join(timeout=60)
         for viewer, got in zip(viewers, received, strict=True):
@@ -100,38 +90,31 @@ def test_a_follower_gets_an_event_another_caller_read_first_when_its_wake_up_was
     page never saw its opponent sit down.)"""
     server = LiveServer({"REDIS_URL": redis_url})
     hub = server.app.extensions["ludotheque.matches"].hub
-    stop = threading.Event()
-
-    def kill_subscribers() -> None:  # wake-ups are lost nearly all the time
-        while not stop.is_set():
-            redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
-            time.sleep(0.01)
-
-    killer = threading.Thread(target=kill_subscribers)
-    killer.start()
+    api = ApiClient(server.base)
     try:
-        api = ApiClient(server.base)
-        for seed in range(5):
-            match_id, tokens = new(api, 2, seed=seed)
-            seat = api.get(GAME, match_id).json()["to_act"][0]
-            after = all_events(api, match_id, tokens[seat])[-1]["index"]
-            action = api.legal(GAME, match_id, tokens[seat]).json()["actions"][0]
-            answer: dict = {}
-            url = server.url(f"/v1/games/{GAME}/matches/{match_id}/events")
-            waiting = threading.Thread(target=long_poll, args=(url, tokens[seat], after, answer))
-            waiting.start()
-            deadline = time.monotonic() + 5
-            while hub.count() < 1 and time.monotonic() < deadline:
-                time.sleep(0.01)
-            assert hub.count() == 1, "the long poll never began to wait"
-            assert api.act(GAME, match_id, tokens[seat], action).status_code == 200
-            assert api.events(GAME, match_id).status_code == 200  # another caller reads at once
-            waiting.join(timeout=30)
-            assert answer["events"], f"round {seed}: nothing after {answer['took']:.1f} s"
-            assert answer["took"] < 4, answer
+        with subscribers_killed(redis_client, every_s=0.01):  # wake-ups lost nearly always
+            for seed in range(5):
+                match_id, tokens = new(api, 2, seed=seed)
+                seat = api.get(GAME, match_id).json()["to_act"][0]
+                after = all_events(api, match_id, tokens[seat])[-1]["index"]
+                action = api.legal(GAME, match_id, tokens[seat]).json()["actions"][0]
+                answer: dict = {}
+                url = server.url(f"/v1/games/{GAME}/matches/{match_id}/events")
+                waiting = threading.Thread(
+                    target=long_poll, args=(url, tokens[seat], after, answer)
+                )
+                waiting.start()
+                deadline = time.monotonic() + 5
+                while hub.count() < 1 and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                assert hub.count() == 1, "the long poll never began to wait"
+                assert api.act(GAME, match_id, tokens[seat], action).status_code == 200
+                # another caller reads the log at once
+                assert api.events(GAME, match_id).status_code == 200
+                waiting.join(timeout=30)
+                assert answer["events"], f"round {seed}: nothing after {answer['took']:.1f} s"
+                assert answer["took"] < 4, answer
     finally:
-        stop.set()
-        killer.join()
         server.stop()
 
 
@@ -145,3 +128,22 @@ def long_poll(url: str, token: str, after: int, answer: dict) -> None:
         timeout=30,
     )
     answer.update(events=polled.json()["events"], took=time.monotonic() - started)
+
+
+@contextmanager
+def subscribers_killed(redis_client, every_s: float) -> Iterator[None]:
+    """Kill every pub/sub connection to Redis again and again meanwhile."""
+    stop = threading.Event()
+
+    def kill() -> None:
+        while not stop.is_set():
+            redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+            time.sleep(every_s)
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        killer.join()
