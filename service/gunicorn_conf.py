@@ -25,7 +25,7 @@ import orjson  # noqa: E402
 from gunicorn import util  # noqa: E402
 from prometheus_client import multiprocess  # noqa: E402
 
-from service import collector, lifecycle  # noqa: E402
+from service import collector, lifecycle, wire  # noqa: E402
 from service.errors import HTTP_CODES, PROBLEM_TYPE  # noqa: E402
 from service.observability import configure_logging, serve_metrics_on  # noqa: E402
 
@@ -86,6 +86,8 @@ def write_problem(sock, status_int: int, reason: str, mesg: str) -> None:
 
 # gunicorn's workers call util.write_error for these; the workers inherit this module.
 util.write_error = write_problem
+# an answer's head goes out with its body, in one write (service.wire)
+wire.install()
 
 
 def when_ready(server):
