@@ -70,6 +70,10 @@ PLAYERS = 4
 LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
 EVENT_ID = re.compile(rb"^id: (\d+)$", re.MULTILINE)
 SPAWN = multiprocessing.get_context("spawn")
+# gunicorn's keepalive (LUDOTHEQUE_KEEPALIVE_S, its default): a connection
+# idle this long is closed by the server; a client pausing longer opens a
+# fresh one.
+SERVER_KEEPALIVE_S = 5
 
 
 @dataclass
@@ -104,6 +108,7 @@ def start_server(port: int, redis_url: str, streams: int, workers: int) -> subpr
         "LUDOTHEQUE_STREAM_MAX_S": "3600",
         "LUDOTHEQUE_WORKER_CONNECTIONS": str(streams + 2000),
         "LUDOTHEQUE_LOG_LEVEL": "warning",
+        "LUDOTHEQUE_KEEPALIVE_S": str(SERVER_KEEPALIVE_S),
     }
     data = tempfile.mkdtemp(prefix="bench-streams-")
     command = [LUDOTHEQUE, "serve", "--port", str(port), "--data-dir", data]
@@ -276,11 +281,6 @@ def reader(
 # -- the players ------------------------------------------------------------------
 
 
-# gunicorn's keepalive (service/gunicorn_conf.py): a connection idle this
-# long is closed by the server; a client pausing longer opens a fresh one.
-SERVER_KEEPALIVE_S = 2
-
-
 class Connection:
     """One player's HTTP/1.1 connection, kept between requests as a browser
     keeps it; a fresh one when the server has closed it."""
@@ -289,6 +289,7 @@ class Connection:
         self.port = port
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
+        self.fresh = False
 
     def close(self) -> None:
         if self.writer is not None:
@@ -298,7 +299,8 @@ class Connection:
     async def request(
         self, method: str, path: str, token: str, body: Any = None
     ) -> tuple[int, Any]:
-        """The answer's status and JSON body (it must have a Content-Length)."""
+        """The answer's status and JSON body (it must have a Content-Length);
+        ``fresh`` tells afterwards whether it took a new connection."""
         head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
         payload = b""
         if body is not None:
@@ -306,7 +308,7 @@ class Connection:
             head += f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
         message = (head + "\r\n").encode() + payload
         while True:
-            fresh = self.writer is None
+            fresh = self.fresh = self.writer is None
             if fresh:
                 self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
             assert self.reader is not None and self.writer is not None
@@ -340,6 +342,7 @@ async def play(
         asked = time.monotonic()
         _, view = await http.request("GET", f"{path}?legal_actions=true", tokens[seat])
         log["view"].append(time.monotonic() - asked)
+        log["view_fresh" if http.fresh else "view_kept"].append(log["view"][-1])
         if not view["to_act"]:
             http.close()
             return
@@ -366,7 +369,8 @@ async def play(
 def play_all(port: int, matches: list[tuple[str, list[str]]], pace_s: float, seed: int) -> dict:
     """These matches played at once on one asyncio loop (in a process of their own)."""
     raise_nofile(len(matches) + 1000)
-    log: dict[str, Any] = {"view": [], "action": [], "sent": {}}
+    log: dict[str, Any] = {"view": [], "view_fresh": [], "view_kept": [], "action": []}
+    log["sent"] = {}
 
     async def all_of_them() -> None:
         players = []
@@ -473,6 +477,8 @@ def measure(
     time.sleep(2)
     clients_open = client.info("clients")["connected_clients"]
     rss_open = sum(w.memory_info().rss for w in workers)
+    # how the streams spread over the workers (each accepts what it wins)
+    spread = [len(w.net_connections("tcp")) for w in workers]
     # the matches are played from processes of their own, 100 matches each
     slices = [matches[i : i + 100] for i in range(0, len(matches), 100)]
     with ProcessPoolExecutor(len(slices), mp_context=SPAWN) as pool:
@@ -492,6 +498,7 @@ def measure(
             ],
         }
         cpu_before = {part: cpu_seconds(ps) for part, ps in parts.items()}
+        each_before = [cpu_seconds([w]) for w in workers]
         played_at = time.monotonic()
         players = [
             pool.submit(play_all, port, part, args.pace, 7 + 100 * n)
@@ -500,7 +507,11 @@ def measure(
         logs = [player.result() for player in players]
         play_s = time.monotonic() - played_at
         cpu = {part: cpu_seconds(ps) - cpu_before[part] for part, ps in parts.items()}
-    log = {key: [x for one in logs for x in one[key]] for key in ("view", "action")}
+        each = [cpu_seconds([w]) - before for w, before in zip(workers, each_before, strict=True)]
+    log = {
+        key: [x for one in logs for x in one[key]]
+        for key in ("view", "view_fresh", "view_kept", "action")
+    }
     log["sent"] = {k: v for one in logs for k, v in one["sent"].items()}
     load_average = os.getloadavg()
     clients_play = client.info("clients")["connected_clients"]
@@ -578,11 +589,23 @@ def measure(
         "out_of_order": disordered,
         "view_p50_ms": round(percentile(log["view"], 50) * 1000, 1),
         "view_p99_ms": round(percentile(log["view"], 99) * 1000, 1),
+        # the views that opened a connection (the server closes an idle one
+        # after its keep-alive), and those on a kept one
+        "view_fresh_share": round(len(log["view_fresh"]) / max(1, len(log["view"])), 2),
+        "view_fresh_p50_p99_ms": [
+            round(percentile(log["view_fresh"], p) * 1000, 1) for p in (50, 99)
+        ],
+        "view_kept_p50_p99_ms": [
+            round(percentile(log["view_kept"], p) * 1000, 1) for p in (50, 99)
+        ],
         "action_p50_ms": round(percentile(log["action"], 50) * 1000, 1),
         "action_p99_ms": round(percentile(log["action"], 99) * 1000, 1),
         # CPU seconds per second of play, by part (2.0 = both cores), and
         # per event delivered to a stream meanwhile: less noisy than latencies
         "cpu_while_playing": {part: round(s / play_s, 2) for part, s in cpu.items()},
+        # each worker's connections with the streams open, and its CPU (one
+        # worker is one thread: a core at most)
+        "worker_connections_then_cpu": [spread, [round(s / play_s, 2) for s in each]],
         "cpu_us_per_delivery": {
             part: round(s / max(1, received) * 1e6, 1) for part, s in cpu.items()
         },

@@ -56,7 +56,11 @@ accesslog = None
 errorlog = "-"
 loglevel = os.environ.get("LUDOTHEQUE_LOG_LEVEL", "info")
 graceful_timeout = 10
-keepalive = 2
+# Seconds an idle connection is kept for the client's next request: a
+# person's turn comes every few seconds, and gunicorn's 2 made most turns
+# open a new connection. Behind a proxy that keeps connections to the
+# server, set it above the proxy's idle timeout.
+keepalive = int(os.environ.get("LUDOTHEQUE_KEEPALIVE_S", "5"))
 control_socket_disable = True
 
 configure_logging(loglevel.upper())
