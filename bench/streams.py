@@ -17,7 +17,11 @@ connection kept while the server keeps it), and reports:
   as its viewer may see it, read after the run): must be 0; streams that
   failed to open are counted apart, by cause;
 - p50/p99 of ordinary requests (a seat's view with its legal actions, an
-  action) made while the streams are open;
+  action) made while the streams are open, the views on a fresh connection
+  and on a kept one apart, and any answer other than 200 (counted; the turn
+  is tried again);
+- each worker's connections and CPU (the streams spread as the workers win
+  the race to accept them);
 - the CPU each part used while the matches were played, and the load average.
 
     python -m bench.streams --streams 10000 --matches 20 --pace 0.1
@@ -40,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import itertools
 import json
 import multiprocessing
@@ -340,9 +345,13 @@ async def play(
     seat = 0
     while True:
         asked = time.monotonic()
-        _, view = await http.request("GET", f"{path}?legal_actions=true", tokens[seat])
+        status, view = await http.request("GET", f"{path}?legal_actions=true", tokens[seat])
         log["view"].append(time.monotonic() - asked)
         log["view_fresh" if http.fresh else "view_kept"].append(log["view"][-1])
+        if status != 200:  # counted, and the turn tried again
+            log["errors"].append(f"view {status} {view.get('code')}")
+            await asyncio.sleep(0.5)
+            continue
         if not view["to_act"]:
             http.close()
             return
@@ -354,7 +363,9 @@ async def play(
             "POST", f"{path}/actions", tokens[seat], rng.choice(view["legal_actions"])
         )
         log["action"].append(time.monotonic() - sent)
-        if status == 200:
+        if status != 200:
+            log["errors"].append(f"action {status} {answer.get('code')}")
+        else:
             log["sent"][(match_id, answer["version"])] = sent
             seat = rng.choice(answer["to_act"] or [seat])
         if pace_s >= 1:
@@ -370,6 +381,7 @@ def play_all(port: int, matches: list[tuple[str, list[str]]], pace_s: float, see
     """These matches played at once on one asyncio loop (in a process of their own)."""
     raise_nofile(len(matches) + 1000)
     log: dict[str, Any] = {"view": [], "view_fresh": [], "view_kept": [], "action": []}
+    log["errors"] = []
     log["sent"] = {}
 
     async def all_of_them() -> None:
@@ -510,7 +522,7 @@ def measure(
         each = [cpu_seconds([w]) - before for w, before in zip(workers, each_before, strict=True)]
     log = {
         key: [x for one in logs for x in one[key]]
-        for key in ("view", "view_fresh", "view_kept", "action")
+        for key in ("view", "view_fresh", "view_kept", "action", "errors")
     }
     log["sent"] = {k: v for one in logs for k, v in one["sent"].items()}
     load_average = os.getloadavg()
@@ -598,6 +610,8 @@ def measure(
         "view_kept_p50_p99_ms": [
             round(percentile(log["view_kept"], p) * 1000, 1) for p in (50, 99)
         ],
+        # answers other than 200 to the players' views and actions, by kind
+        "request_errors": dict(collections.Counter(log["errors"])),
         "action_p50_ms": round(percentile(log["action"], 50) * 1000, 1),
         "action_p99_ms": round(percentile(log["action"], 99) * 1000, 1),
         # CPU seconds per second of play, by part (2.0 = both cores), and
