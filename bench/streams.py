@@ -79,6 +79,9 @@ SPAWN = multiprocessing.get_context("spawn")
 # idle this long is closed by the server; a client pausing longer opens a
 # fresh one.
 SERVER_KEEPALIVE_S = 5
+# what the players log: latencies (views, and apart on a fresh or a kept
+# connection; actions) and the answers other than 200
+LOGGED = ("view", "view_fresh", "view_kept", "action", "errors")
 
 
 @dataclass
@@ -380,9 +383,7 @@ async def play(
 def play_all(port: int, matches: list[tuple[str, list[str]]], pace_s: float, seed: int) -> dict:
     """These matches played at once on one asyncio loop (in a process of their own)."""
     raise_nofile(len(matches) + 1000)
-    log: dict[str, Any] = {"view": [], "view_fresh": [], "view_kept": [], "action": []}
-    log["errors"] = []
-    log["sent"] = {}
+    log: dict[str, Any] = {key: [] for key in LOGGED} | {"sent": {}}
 
     async def all_of_them() -> None:
         players = []
@@ -520,10 +521,7 @@ def measure(
         play_s = time.monotonic() - played_at
         cpu = {part: cpu_seconds(ps) - cpu_before[part] for part, ps in parts.items()}
         each = [cpu_seconds([w]) - before for w, before in zip(workers, each_before, strict=True)]
-    log = {
-        key: [x for one in logs for x in one[key]]
-        for key in ("view", "view_fresh", "view_kept", "action", "errors")
-    }
+    log = {key: [x for one in logs for x in one[key]] for key in LOGGED}
     log["sent"] = {k: v for one in logs for k, v in one["sent"].items()}
     load_average = os.getloadavg()
     clients_play = client.info("clients")["connected_clients"]
