@@ -59,6 +59,7 @@ from service.schemas import (
 from service.tickets import (
     TicketSchema,
     address,
+    answer,
     follows_of,
     issue,
     stream_response,
@@ -628,7 +629,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                 token = auth.bearer_token()
                 watch, finished = matches().watch(game, match_id, token, after)
                 holders = [auth.token_hash(token)] if token else []
-                opened = matches().stream([watch], [finished], address(), holders)
+                opened = matches().stream([watch], [finished], address(), holders, answer())
                 return stream_response(opened)
             return ticket_stream(game, match_id, ticket, after, resume is not None)
 

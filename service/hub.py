@@ -26,7 +26,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, Protocol
 
 import orjson
 import redis
@@ -79,10 +80,16 @@ class Batch:
     last: int
     gone: bool = False
     _encoded: dict[Any, list[Encoded]] = field(default_factory=dict)
+    _wire: dict[Any, bytes] = field(default_factory=dict)
 
     @property
     def first(self) -> int:
         return self.events[0]["index"] if self.events else self.last + 1
+
+    @cached_property
+    def ends(self) -> bool:
+        """The batch holds the match's last event."""
+        return any(event["type"] == "match_over" for event in self.events)
 
     def shown(self, seat: int | None, tag: dict[str, Any] | None) -> list[Encoded]:
         """Each event ``seat`` may see, encoded, carrying ``tag`` (the
@@ -92,6 +99,18 @@ class Batch:
         if found is None:
             found = encode(self.events, seat, tag)
             self._encoded[key] = found
+        return found
+
+    def wire(self, seat: int | None, framing: Callable[[bytes], bytes] | None) -> bytes:
+        """Every frame ``seat`` may see, untagged, as one write to an event
+        stream's socket (``framing``: the answer's, such as a chunk's)."""
+        key = (seat, framing)
+        found = self._wire.get(key)
+        if found is None:
+            found = "".join(shown[3] for shown in self.shown(seat, None)).encode()
+            if found and framing is not None:
+                found = framing(found)
+            self._wire[key] = found
         return found
 
 
@@ -107,15 +126,38 @@ def encode(
     return found
 
 
-class Follower:
-    """One stream or long poll: an inbox of batches the hub fills."""
+class Direct(Protocol):
+    """What writes a batch to a follower's client itself, from the hub's
+    thread, while the follower waits (``service.live.Shortcut``)."""
 
-    def __init__(self, match_ids: Iterable[str]) -> None:
+    owes: bytes  # bytes the socket did not take at once
+    wrote: float  # when it last sent something (monotonic)
+
+    def write(self, batch: Batch) -> bool:
+        """Send ``batch`` now, without waiting; False: not sent, queue it."""
+
+    def pay(self) -> None:
+        """Send what is owed (from the follower's own thread)."""
+
+
+class Follower:
+    """One stream or long poll: an inbox of batches the hub fills, or,
+    with ``direct``, writes itself while the follower waits for it."""
+
+    def __init__(self, match_ids: Iterable[str], direct: Direct | None = None) -> None:
         self.match_ids = list(dict.fromkeys(match_ids))
         self.inbox: deque[Batch] = deque()
         self.ready = threading.Event()
+        self.direct = direct
+        self.waiting = False  # in ``take``, with nothing in the inbox
 
     def deliver(self, batch: Batch) -> None:
+        direct = self.direct
+        idle = direct is not None and self.waiting and not self.inbox and not direct.owes
+        if idle and direct.write(batch):
+            if direct.owes:
+                self.ready.set()  # the follower sends the rest
+            return
         self.inbox.append(batch)
         self.ready.set()
 
@@ -125,7 +167,11 @@ class Follower:
     def take(self, timeout: float) -> list[Batch]:
         """The batches delivered so far, waiting up to ``timeout`` for one."""
         if not self.inbox:
-            self.ready.wait(timeout)
+            self.waiting = True
+            try:
+                self.ready.wait(timeout)
+            finally:
+                self.waiting = False
         self.ready.clear()
         taken = []
         while self.inbox:

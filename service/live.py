@@ -27,7 +27,7 @@ from engines.core import Game
 from service import lifecycle
 from service.auth import token_hash
 from service.errors import Problem
-from service.hub import Encoded, Follower, Hub, encode
+from service.hub import Batch, Direct, Encoded, Follower, Hub, encode
 from service.observability import OPEN_STREAMS
 from service.outages import STORE_GONE, ending_cleanly
 from service.store import Store
@@ -92,16 +92,18 @@ def follow(
     until: float,
     tick_s: float,
     caught_up: bool = False,
+    direct: Direct | None = None,
 ) -> Iterator[list[Shown]]:
     """Every event each watch may see, in order, once: batches as they land
-    (an empty one every ``tick_s`` of quiet), until every watched match is
+    (an empty one after ``tick_s`` with nothing sent), until every watched match is
     over or gone, ``until`` (monotonic) passes, or the server stops.
-    ``caught_up``: the watches have just read the log themselves."""
+    ``caught_up``: the watches have just read the log themselves;
+    ``direct``: what sends the batches the hub can while this waits."""
     if not caught_up:
         yield [shown for watch in watches for shown in catch_up(store, watch)]
     if all(watch.over for watch in watches):
         return
-    follower = Follower(watch.match_id for watch in watches)
+    follower = Follower((watch.match_id for watch in watches), direct)
     by_id = {watch.match_id: watch for watch in watches}
     hub.follow(follower)
     try:
@@ -110,14 +112,20 @@ def follow(
         missed = [shown for watch in watches for shown in catch_up(store, watch)]
         if missed:
             yield missed
+        spoke = time.monotonic()  # when this follower last sent anything
         while not all(watch.over for watch in watches):
-            left = until - time.monotonic()
+            now = time.monotonic()
+            if direct is not None:
+                spoke = max(spoke, direct.wrote)
+            left = until - now
             if left <= 0 or lifecycle.stopping():
                 return
             found: list[Shown] = []
-            batches = follower.take(min(tick_s, left))
+            batches = follower.take(max(0.0, min(spoke + tick_s - now, left)))
             if hub.trouble is not None:
                 raise hub.trouble  # the store is unreachable: end, the client reconnects
+            if direct is not None:
+                direct.pay()  # before anything that came after it
             for batch in batches:
                 watch = by_id[batch.match_id]
                 if watch.over or batch.last <= watch.cursor:
@@ -129,7 +137,12 @@ def follow(
                     found += catch_up(store, watch, batch.first - 1)
                 found += take(watch, batch.shown(watch.seat, watch.tag))
                 watch.cursor = max(watch.cursor, batch.last)
-            yield found
+            now = time.monotonic()
+            if direct is not None:
+                spoke = max(spoke, direct.wrote)
+            if found or now - spoke >= tick_s:
+                spoke = now
+                yield found  # empty: nothing was sent for ``tick_s``
     finally:
         hub.unfollow(follower)
 
@@ -219,6 +232,43 @@ class Allowances:
             pass  # the lease runs out on its own
 
 
+class Shortcut:
+    """The hub's way to an idle one-match stream's socket: it writes a batch
+    there itself, without waking the stream's greenlet, when the batch
+    follows the stream's cursor and does not end the match; the stream's
+    greenlet then only sends what the socket did not take at once
+    (``pay``), and whatever else (a gap, the end, keep-alives) as before.
+    Each batch is framed once for every stream of the same viewer.
+    Only where the hub and the streams share one thread (gevent)."""
+
+    def __init__(self, watch: Watch, out: Any) -> None:
+        self.watch = watch
+        self.out = out  # service.wire.Response
+        self.owes = b""
+        self.wrote = 0.0  # when it last sent something (monotonic)
+
+    def write(self, batch: Batch) -> bool:
+        watch = self.watch
+        if watch.over or batch.gone or batch.ends or batch.first != watch.cursor + 1:
+            return False
+        data = batch.wire(watch.seat, self.out.framing)
+        if data:
+            try:
+                sent = self.out.send_now(data)
+            except OSError:  # would block, or the client is gone: the greenlet finds out
+                return False
+            self.owes = data[sent:]
+            self.wrote = time.monotonic()
+        watch.cursor = batch.last
+        return True
+
+    def pay(self) -> None:
+        """Send what the socket did not take (from the stream's greenlet)."""
+        if self.owes:
+            owes, self.owes = self.owes, b""
+            self.out.send_rest(owes)
+
+
 class Framing:
     """Server-Sent Events: on a one-match stream each event's ``id`` is its
     index; on a multi-match stream it is, for every watch in order, the
@@ -292,11 +342,14 @@ def open_stream(
     address: str,
     holders: Sequence[str],
     keepalive_s: float,
+    out: Any = None,
 ) -> tuple[Iterator[str], Callable[[], None]] | None:
     """A stream of ``watches`` and what to call when it closes; None when
     every watched match is over and nothing is left to send (answer 204,
-    which makes a browser's EventSource stop reconnecting)."""
+    which makes a browser's EventSource stop reconnecting). ``out``: the
+    answer it is written to, when the hub may write to it (``service.wire``)."""
     framing = Framing(watches)
+    shortcut = Shortcut(watches[0], out) if out is not None and not framing.multi else None
     first = [shown for watch in watches for shown in catch_up(store, watch)]
     for watch, done in zip(watches, finished, strict=True):
         if done:  # a finished match's log is complete: nothing more will come
@@ -321,9 +374,13 @@ def open_stream(
         try:
             yield "retry: 1000\n\n" + framing.events(first)
             until = time.monotonic() + bounds.stream_max_s
-            for found in follow(store, hub, watches, until, keepalive_s, caught_up=True):
-                # what one wake-up brings goes out in one write
-                yield framing.events(found) if found else ": keep-alive\n\n"
+            for found in follow(store, hub, watches, until, keepalive_s, True, shortcut):
+                if found:  # what one wake-up brings goes out in one write
+                    yield framing.events(found)
+                elif out is not None and out.client_gone():
+                    return  # a write to a closed stream may yet succeed once
+                else:
+                    yield ": keep-alive\n\n"
             if not all(watch.over for watch in watches):
                 yield ": this stream ends here; reconnect with Last-Event-ID\n\n"
         finally:

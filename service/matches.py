@@ -176,6 +176,7 @@ class Matches:
         finished: list[bool],
         address: str,
         holders: list[str],
+        out: Any = None,
     ) -> tuple[Iterator[str], Callable[[], None]] | None:
         """Server-Sent Events of ``watches`` (see ``service.live.open_stream``)."""
         return open_stream(
@@ -187,6 +188,7 @@ class Matches:
             address,
             holders,
             self.settings.keepalive_s,
+            out,
         )
 
     # -- writing ---------------------------------------------------------------

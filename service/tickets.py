@@ -26,7 +26,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from engines import GAMES
-from service import auth
+from service import auth, wire
 from service.arguments import Blueprint
 from service.errors import Problem
 from service.live import Watch, parse_cursors
@@ -219,7 +219,7 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
                     watches.append(Watch(game, item["match"], item["seat"], cursor, tagged=True))
                     finished.append(status_of(game, loaded.match) == "finished")
                 holders = [item["token"] for item in follows if item["token"]]
-                opened = matches.stream(watches, finished, address(), holders)
+                opened = matches.stream(watches, finished, address(), holders, answer())
             except BaseException:
                 release(matches.store.client, ticket)
                 raise
@@ -241,7 +241,7 @@ def ticket_stream(game: Any, match_id: str, ticket: str, after: int, resuming: b
         watch = Watch(game, match_id, follows[0]["seat"], after)
         finished = status_of(game, loaded.match) == "finished"
         holders = [f["token"] for f in follows if f["token"]]
-        opened = matches.stream([watch], [finished], address(), holders)
+        opened = matches.stream([watch], [finished], address(), holders, answer())
     except BaseException:
         release(matches.store.client, ticket)
         raise
@@ -250,6 +250,12 @@ def ticket_stream(game: Any, match_id: str, ticket: str, after: int, resuming: b
 
 def address() -> str:
     return request.remote_addr or "unknown"
+
+
+def answer() -> Any:
+    """The answer this request writes to, where the push hub may write to it
+    too (``service.wire``); None elsewhere."""
+    return request.environ.get(wire.ANSWER)
 
 
 def stream_response(opened: Any, on_close: Any = None) -> Response:

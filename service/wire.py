@@ -9,6 +9,12 @@ sends were 4 % of its time (py-spy, ``python -m bench.streams --streams
 bytes (or alone, when the answer has none, as it closes); an event stream's
 head goes out with its first frame.
 
+It also lets another greenlet write to an answer while the answer's own
+waits (``send_now``): the push hub writes an event to an idle stream's
+socket itself, instead of waking the stream's greenlet to do it
+(``service.live.Shortcut``). The answer is in the WSGI environ, under
+``ANSWER``, where gevent runs the worker.
+
 ``gunicorn_conf`` makes it the response class of gunicorn's HTTP/1 workers.
 """
 
@@ -17,7 +23,15 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from gevent import monkey
 from gunicorn.http import wsgi
+
+ANSWER = "ludotheque.answer"  # the environ's key for the answer being written
+
+
+def chunk(data: bytes) -> bytes:
+    """``data`` as one chunk of a chunked body (as gunicorn frames it)."""
+    return b"%X\r\n%s\r\n" % (len(data), data)
 
 
 class HeadWithBody:
@@ -36,6 +50,10 @@ class HeadWithBody:
         if self._head:
             data, self._head = self._head + data, b""
         self._sock.sendall(data)
+
+    @property
+    def pending_head(self) -> bool:
+        return self._head != b""
 
     def sendfile(self, *args: Any, **kwargs: Any) -> int:
         self.flush()
@@ -60,7 +78,54 @@ class Response(wsgi.Response):
         super().close()
         self.sock.flush()  # an answer without a body: its head alone
 
+    # -- writes from another greenlet, between this answer's own --------------
+    @property
+    def framing(self) -> Any:
+        """How body bytes are framed on the wire (None: as they are)."""
+        return chunk if self.chunked else None
+
+    def send_now(self, data: bytes) -> int:
+        """Send ``data`` (body bytes, framed) as far as the socket takes it
+        without waiting; how many bytes it took. Raises OSError when it
+        takes none or the client is gone. Only while the answer's own
+        greenlet waits between two writes of its body."""
+        if not self.headers_sent or self.sock.pending_head:
+            raise BlockingIOError("the answer's head is not sent yet")
+        return self.sock.send(data, 0, timeout=0.0)
+
+    def client_gone(self) -> bool:
+        """The client closed its end: an event stream's client sends nothing
+        after its request, so its socket reads the end (looked at, not
+        read, and without waiting)."""
+        timeout = self.sock.gettimeout()
+        self.sock.settimeout(0.0)
+        try:
+            return self.sock.recv(1, socket.MSG_PEEK) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+        finally:
+            self.sock.settimeout(timeout)
+
+    def send_rest(self, data: bytes) -> None:
+        """Send the rest of what ``send_now`` began (from the answer's greenlet)."""
+        self.sock.sendall(data)
+
+
+_create = wsgi.create
+
+
+def create(*args: Any, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+    """gunicorn's request environ, with the answer under ``ANSWER`` where
+    other greenlets may write to it."""
+    response, environ = _create(*args, **kwargs)
+    if isinstance(response, Response) and monkey.is_module_patched("socket"):
+        environ[ANSWER] = response
+    return response, environ
+
 
 def install() -> None:
     """Make gunicorn's HTTP/1 workers answer with ``Response``."""
     wsgi.Response = Response
+    wsgi.create = create

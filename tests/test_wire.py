@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import socket
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
+import gevent.monkey
+import gevent.socket
 import pytest
 from gunicorn import http
 from gunicorn.config import Config
@@ -37,6 +40,7 @@ class Counting(socket.socket):
 def answer(monkeypatch):
     """The server's end and the client's end of one request."""
     monkeypatch.setattr(wsgi, "Response", wsgi.Response)  # undone after the test
+    monkeypatch.setattr(wsgi, "create", wsgi.create)
     wire.install()
     near, far = socket.socketpair()
     server = Counting(fileno=near.detach())
@@ -119,3 +123,66 @@ def test_a_file_goes_after_the_head(answer):
     server.shutdown(socket.SHUT_WR)
     head, body = received(far).split(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 OK") and body == b"console.log(1)"
+
+
+@pytest.fixture
+def stream(monkeypatch):
+    """A stream's answer on a gevent socket (as in the workers), its head and
+    first frame sent, and the client's end."""
+    monkeypatch.setattr(wsgi, "Response", wsgi.Response)
+    monkeypatch.setattr(wsgi, "create", wsgi.create)
+    wire.install()
+    near, far = socket.socketpair()
+    server = gevent.socket.socket(fileno=near.detach())
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    far.sendall(b"GET /stream HTTP/1.1\r\nHost: h\r\n\r\n")
+    cfg = Config()
+    req = next(http.get_parser(cfg, server, ("127.0.0.1", 1)))
+    resp, _ = wsgi.create(req, server, ("127.0.0.1", 1), ("127.0.0.1", 80), cfg)
+    resp.start_response("200 OK", [("Content-Type", "text/event-stream")])
+    yield resp, far
+    server.close()
+    far.close()
+
+
+def test_another_greenlet_sends_what_the_socket_takes_and_the_answer_the_rest(stream):
+    resp, far = stream
+    frame = b"id: 1\ndata: " + b"x" * 1_000_000 + b"\n\n"
+    with pytest.raises(BlockingIOError):  # nothing before the answer's head
+        resp.send_now(resp.framing(frame))
+    resp.write(b"retry: 1000\n\n")
+    data = resp.framing(frame)
+    sent = resp.send_now(data)  # the client reads nothing meanwhile
+    assert 0 < sent < len(data)
+    with pytest.raises(BlockingIOError):  # full: it does not wait
+        resp.send_now(data[sent:])
+    reader = ThreadPoolExecutor(1).submit(received, far)
+    resp.send_rest(data[sent:])  # waits as long as it must
+    resp.write(b"id: 2\ndata: {}\n\n")
+    resp.close()
+    resp.sock.shutdown(socket.SHUT_WR)
+    head, body = reader.result(timeout=30).split(b"\r\n\r\n", 1)
+    assert b"Transfer-Encoding: chunked" in head
+    assert body == b"D\r\nretry: 1000\n\n\r\n" + data + b"10\r\nid: 2\ndata: {}\n\n\r\n0\r\n\r\n"
+
+
+def test_a_stream_sees_its_client_gone_without_reading_or_waiting(stream):
+    resp, far = stream
+    resp.write(b"retry: 1000\n\n")
+    assert not resp.client_gone()
+    far.close()
+    assert resp.client_gone()
+
+
+def test_the_answer_is_handed_to_the_app_only_where_gevent_runs(answer, monkeypatch):
+    near, client = socket.socketpair()
+    client.sendall(b"GET /stream HTTP/1.1\r\nHost: h\r\n\r\n")
+    cfg = Config()
+    req = next(http.get_parser(cfg, near, ("127.0.0.1", 1)))
+    for patched in (False, True):
+        monkeypatch.setattr(gevent.monkey, "is_module_patched", lambda name, p=patched: p)
+        resp, environ = wsgi.create(req, near, ("127.0.0.1", 1), ("127.0.0.1", 80), cfg)
+        # threads (the test server) must not write to each other's answers
+        assert environ.get(wire.ANSWER) is (resp if patched else None)
+    near.close()
+    client.close()
