@@ -41,6 +41,11 @@ from service.store import Store, log_key
 log = logging.getLogger(__name__)
 
 READ_CHUNK = 500  # log entries per read of one match
+# A fan-out to thousands of streams lets the process's other work run every
+# SLICE_S (gevent's own switch interval): a positive sleep, so that gevent
+# polls for I/O before going on.
+SLICE_S = 0.005
+PAUSE_S = 0.0001
 
 
 # What the store raises when it has trouble: redis-py's errors, and its
@@ -349,6 +354,7 @@ class Hub:
                     {"index": int(entry_id.split(b"-")[1]), **orjson.loads(fields[b"e"])}
                     for entry_id, fields in entries
                 ]
+        handed, slice_ends = 0, time.monotonic() + SLICE_S
         for match_id, last in woken.items():
             events = found.get(match_id, [])
             top = events[-1]["index"] if events else max(last, 0)
@@ -361,6 +367,10 @@ class Hub:
                 self.wake(match_id, last)  # more to read: go on next round
             for follower in followers:
                 follower.deliver(batch)
+                handed += 1
+                if handed % 64 == 0 and time.monotonic() > slice_ends:
+                    time.sleep(PAUSE_S)  # requests waiting on this process go first
+                    slice_ends = time.monotonic() + SLICE_S
 
     def _check_loop(self) -> None:
         """Catch missed wake-ups: one pipelined XLEN per followed match."""
