@@ -91,6 +91,8 @@ class Response(wsgi.Response):
         greenlet waits between two writes of its body."""
         if not self.headers_sent or self.sock.pending_head:
             raise BlockingIOError("the answer's head is not sent yet")
+        if getattr(self, "_omits_body", False):  # a HEAD, a 204, a 304
+            raise BlockingIOError("this answer has no body")
         return self.sock.send(data, 0, timeout=0.0)
 
     def client_gone(self) -> bool:

@@ -108,3 +108,20 @@ def test_keep_alives_come_after_a_quiet_keep_alive_period_only(served):
     assert (None, None) not in got[first:]
     expected = all_events(api, match_id, tokens[1])
     assert [data for _, data in got if data is not None] == expected
+
+
+def test_a_head_of_a_stream_is_its_head_alone_and_the_connection_goes_on(served):
+    api, port = served
+    match_id, tokens = new(api, 2, seed=13)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        path = f"/v1/games/{GAME}/matches/{match_id}/stream"
+        connection.sendall(f"HEAD {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        head = http.client.HTTPResponse(connection, method="HEAD")
+        head.begin()
+        assert head.status == 200 and head.read() == b""
+        play_to_the_end(api, match_id, tokens, 13, 2)  # no event goes to that connection
+        connection.sendall(b"GET /v1/games HTTP/1.1\r\nHost: x\r\n\r\n")
+        after = http.client.HTTPResponse(connection)
+        after.begin()
+        assert after.status == 200
+        assert GAME in {game["name"] for game in orjson.loads(after.read())["games"]}
