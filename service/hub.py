@@ -377,10 +377,7 @@ class Hub:
         while not self.stopped:
             time.sleep(self.check_s)
             if lifecycle.stopping():
-                with self._lock:
-                    everyone = {f for fs in self._followers.values() for f in fs}
-                for follower in everyone:
-                    follower.poke()
+                self._poke_all()
                 continue
             with self._lock:
                 followed = list(self._followers)
@@ -395,18 +392,24 @@ class Hub:
             except STORE_ERRORS as error:
                 log.warning("push hub: the periodic check failed", exc_info=True)
                 self.trouble = error
-                with self._lock:
-                    everyone = {f for fs in self._followers.values() for f in fs}
-                for follower in everyone:
-                    follower.poke()
+                self._poke_all()
                 continue
             self.trouble = None
             for match_id, length in zip(followed, lengths, strict=True):
                 self.wake(match_id, int(length) if length else -1)
 
+    def _poke_all(self) -> None:
+        """Wake every follower, to look at the server's or the store's state."""
+        with self._lock:
+            everyone = {f for fs in self._followers.values() for f in fs}
+        for follower in everyone:
+            follower.poke()
+
     def stop(self) -> None:
+        """Stop reading, and end the streams and long polls that follow."""
         self.stopped = True
         self._wakeup.set()
+        self._poke_all()
 
 
 def _single_connector(client: redis.Redis) -> Callable[[], redis.Redis]:

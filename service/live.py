@@ -118,7 +118,7 @@ def follow(
             if direct is not None:
                 spoke = max(spoke, direct.wrote)
             left = until - now
-            if left <= 0 or lifecycle.stopping():
+            if left <= 0 or lifecycle.stopping() or hub.stopped:
                 return
             found: list[Shown] = []
             batches = follower.take(max(0.0, min(spoke + tick_s - now, left)))

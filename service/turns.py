@@ -42,7 +42,7 @@ def wait_for_turn(
     try:
         # followed first, then read: a write in between wakes the wait at once
         loaded = matches.load(game, match_id)
-        while not settled(game, loaded, seat) and not lifecycle.stopping():
+        while not (settled(game, loaded, seat) or lifecycle.stopping() or matches.hub.stopped):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break

@@ -51,7 +51,11 @@ class LiveServer:
         return self.base + path
 
     def stop(self) -> None:
+        """Stop as a server process stops: no new connection, and the
+        streams and long polls it holds end (werkzeug alone would let them
+        run on the stopped app)."""
         self.server.shutdown()
+        self.app.extensions["ludotheque.matches"].hub.stop()
         self.http.close()
 
 

@@ -147,3 +147,39 @@ def subscribers_killed(redis_client, every_s: float) -> Iterator[None]:
     finally:
         stop.set()
         killer.join()
+
+
+def test_a_stopped_hub_ends_its_streams_and_answers_its_long_polls(redis_url):
+    server = LiveServer({"REDIS_URL": redis_url})
+    try:
+        api = ApiClient(server.base)
+        match_id, _ = new(api, 2, seed=9)
+        last = all_events(api, match_id, None)[-1]["index"]
+        base = f"{server.base}/v1/games/{GAME}/matches/{match_id}"
+        answers: dict[str, object] = {}
+
+        def stream() -> None:
+            answers["stream"] = requests.get(f"{base}/stream", timeout=30).text
+
+        def poll() -> None:
+            answers["poll"] = requests.get(
+                f"{base}/events", params={"after": last, "wait": 25}, timeout=30
+            ).json()
+
+        followers = [threading.Thread(target=stream), threading.Thread(target=poll)]
+        for follower in followers:
+            follower.start()
+        deadline = time.monotonic() + 10
+        while server.app.extensions["ludotheque.matches"].hub.count() < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        started = time.monotonic()
+        server.app.extensions["ludotheque.matches"].hub.stop()
+        for follower in followers:
+            follower.join(10)
+        assert time.monotonic() - started < 3  # not the poll's 25 s
+        ending = ": this stream ends here; reconnect with Last-Event-ID\n\n"
+        assert answers["stream"].endswith(ending)
+        assert answers["poll"] == {"events": [], "next": last}
+    finally:
+        server.stop()
