@@ -24,8 +24,13 @@ connection kept while the server keeps it), and reports:
   the race to accept them);
 - the CPU each part used while the matches were played, and the load average.
 
-    python -m bench.streams --streams 10000 --matches 20 --pace 0.1
-    python -m bench.streams --streams 1000 --matches 8 --json streams.json
+    # issue 17's scenario, the README's figures: 10,000 streams, 20 per
+    # match, a turn every 1-3 s per match (a person's pace)
+    python -m bench.streams --streams 10000 --matches 500 --pace 2 --open-pause 1
+    # stress: 500 streams per match, a turn every 0.1 s
+    python -m bench.streams --streams 10000 --matches 20 --pace 0.1 --open-pause 0.2
+    # quick (the defaults: 1,000 streams over 8 matches, as fast as they go)
+    python -m bench.streams --json streams.json
 
 The load generator is cheap so that it measures the server rather than
 itself: the streams are read by ``--readers`` processes of their own, each

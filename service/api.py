@@ -622,7 +622,9 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             """Follow the match live, as Server-Sent Events: as the seat of
             the bearer token, or of a stream ticket (`?ticket=`, for a
             browser's EventSource), else as a spectator. A reconnection
-            after the end answers 204, which stops an EventSource."""
+            after the end answers 204, which stops an EventSource. A token in
+            the URL (`?token=`, on any operation) is refused: 400
+            `token_in_url`."""
             resume = header_number("Last-Event-ID")
             after = after if resume is None else resume
             if ticket is None:

@@ -80,6 +80,7 @@ CODES = [
     "too_many_followers",
     "invalid_ticket",
     "ticket_in_use",
+    "token_in_url",
     "store_unavailable",
     "internal_error",
 ]

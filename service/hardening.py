@@ -7,6 +7,11 @@
 - ``OPTIONS`` on any route is an empty 204 with ``Allow``, never Flask's
   default (an empty 200 labelled text/html). A CORS preflight keeps the
   status and headers that CORS gives it, less that label.
+- A seat's token in a URL (``?token=`` or ``?access_token=``, what a page
+  with an ``EventSource`` might try) is refused (400 ``token_in_url``), not
+  ignored: ignored, it left the page following as a spectator without a
+  word. The answer says to use a stream ticket; a token never travels in a
+  URL (logs, history and referrers keep URLs).
 """
 
 from __future__ import annotations
@@ -45,7 +50,26 @@ def check_unique_keys(body: bytes) -> None:
         return
 
 
+TOKEN_PARAMETERS = ("token", "access_token")
+
+
+def refuse_token_in_url() -> None:
+    if request.method == "OPTIONS" or b"token=" not in request.query_string:
+        return  # a preflight passes: the request it announces gets the readable 400
+    if any(name in request.args for name in TOKEN_PARAMETERS):
+        raise Problem(
+            400,
+            "token_in_url",
+            "a seat's token never goes in a URL: send it as 'Authorization: Bearer <token>'; "
+            "to follow a seat with an EventSource, exchange the token for a stream ticket "
+            "(POST /v1/games/{game}/matches/{id}/stream-tickets) and open the stream URL "
+            "it gives (?ticket=...)",
+        )
+
+
 def init_hardening(app: Flask) -> None:
+    app.before_request(refuse_token_in_url)
+
     @app.before_request
     def unique_keys() -> None:
         if request.method in ("POST", "PUT", "PATCH") and request.content_length != 0:

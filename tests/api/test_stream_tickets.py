@@ -97,6 +97,41 @@ def test_one_stream_follows_several_matches_each_event_tagged(live):
     assert reconnect.status_code == 204
 
 
+def test_a_token_in_the_url_is_refused_not_ignored(live):
+    """A page that puts its seat's token in a stream's URL (what an
+    EventSource would need) is told to use a ticket: before, the token was
+    ignored and the page silently got the spectator's stream."""
+    api = ApiClient(live.base)
+    match_id, tokens = new(api, 2)
+    base = f"/v1/games/dekal/matches/{match_id}"
+    for path in ("/stream", "", "/events", "/stream?after=0&"):
+        for name in ("token", "access_token"):
+            url = live.url(f"{base}{path}{'' if path.endswith('&') else '?'}{name}={tokens[0]}")
+            # the page's preflight passes, so that it can read the refusal
+            preflight = live.http.options(
+                url,
+                headers={
+                    "Origin": ORIGIN,
+                    "Access-Control-Request-Method": "GET",
+                    "Access-Control-Request-Headers": "last-event-id",
+                },
+                timeout=10,
+            )
+            assert preflight.status_code == 204
+            with live.http.get(url, headers={"Origin": ORIGIN}, stream=True, timeout=10) as answer:
+                assert answer.status_code == 400, (path, name, answer.status_code)
+                problem = answer.json()
+                assert problem["code"] == "token_in_url"
+                assert "stream-tickets" in problem["detail"]
+                assert tokens[0] not in answer.text
+                assert answer.headers["Access-Control-Allow-Origin"] == "*"
+    # a ticket, or any other parameter, is not mistaken for a token
+    ticket = ticket_for(live, match_id, tokens[0])["ticket"]
+    assert live.http.get(live.url(f"{base}?tokens=1"), timeout=10).status_code == 200
+    head = live.http.head(live.url(f"{base}/stream?ticket={ticket}"), timeout=10)
+    assert head.status_code == 200
+
+
 def sse_events_multi(lines: list[str]) -> list[dict]:
     import orjson
 
