@@ -59,6 +59,21 @@ def wait_for(check: Callable[[], bool], timeout: float, failure: str) -> float:
         time.sleep(0.1)
 
 
+def end(process: subprocess.Popen) -> None:
+    """Stop a server at a test's end: SIGTERM, then SIGKILL if it is still
+    there 15 s later (a primary waits for lagging replicas, a busy machine
+    writes its AOF slowly: neither is what a test checks)."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGCONT)  # in case a test paused it
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=15)
+
+
 def start_server(folder: Path, port: int, *options: str) -> subprocess.Popen:
     """A redis-server on loopback ``port``, its AOF (fsync'd every second)
     and log in ``folder``, with more ``options``."""
@@ -253,6 +268,4 @@ class Cluster:
 
     def close(self) -> None:
         for process in self.processes.values():
-            if process.poll() is None:
-                process.terminate()
-                process.wait(timeout=15)
+            end(process)

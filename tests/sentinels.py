@@ -11,7 +11,7 @@ from pathlib import Path
 import redis
 
 from service.embedded import free_port, server_binary
-from tests.clusters import start_server, wait_for, wait_ping
+from tests.clusters import end, start_server, wait_for, wait_ping
 
 SERVICE = "mymaster"
 
@@ -126,7 +126,4 @@ class SentinelGroup:
 
     def close(self) -> None:
         for process in self.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGCONT)
-                process.terminate()
-                process.wait(timeout=15)
+            end(process)
