@@ -343,11 +343,15 @@ def open_stream(
     holders: Sequence[str],
     keepalive_s: float,
     out: Any = None,
+    on_close: Callable[[], None] | None = None,
 ) -> tuple[Iterator[str], Callable[[], None]] | None:
     """A stream of ``watches`` and what to call when it closes; None when
     every watched match is over and nothing is left to send (answer 204,
     which makes a browser's EventSource stop reconnecting). ``out``: the
-    answer it is written to, when the hub may write to it (``service.wire``)."""
+    answer it is written to, when the hub may write to it (``service.wire``).
+    ``on_close`` runs once, with the release: before the answer's last bytes
+    when the stream ends itself, so that a client reconnecting at once finds
+    what the stream held free."""
     framing = Framing(watches)
     shortcut = Shortcut(watches[0], out) if out is not None and not framing.multi else None
     first = [shown for watch in watches for shown in catch_up(store, watch)]
@@ -365,6 +369,8 @@ def open_stream(
         if not released:
             released = True
             allowances.release(held)
+            if on_close is not None:
+                on_close()
 
     def generate() -> Iterator[str]:
         with OPEN_STREAMS.labels(watches[0].game.name).track_inprogress():

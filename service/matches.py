@@ -177,6 +177,7 @@ class Matches:
         address: str,
         holders: list[str],
         out: Any = None,
+        on_close: Callable[[], None] | None = None,
     ) -> tuple[Iterator[str], Callable[[], None]] | None:
         """Server-Sent Events of ``watches`` (see ``service.live.open_stream``)."""
         return open_stream(
@@ -189,6 +190,7 @@ class Matches:
             holders,
             self.settings.keepalive_s,
             out,
+            on_close,
         )
 
     # -- writing ---------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from functools import partial
 from typing import Any
 
 import orjson
@@ -210,6 +211,7 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
             resume = request.headers.get("Last-Event-ID")
             lease = matches.settings.bounds.stream_max_s + 30
             follows = redeem(matches.store.client, ticket, resume is not None, lease)
+            done = partial(release, matches.store.client, ticket)
             try:
                 cursors = parse_cursors(resume, len(follows)) or [0] * len(follows)
                 watches, finished = [], []
@@ -219,11 +221,11 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
                     watches.append(Watch(game, item["match"], item["seat"], cursor, tagged=True))
                     finished.append(status_of(game, loaded.match) == "finished")
                 holders = [item["token"] for item in follows if item["token"]]
-                opened = matches.stream(watches, finished, address(), holders, answer())
+                opened = matches.stream(watches, finished, address(), holders, answer(), done)
             except BaseException:
-                release(matches.store.client, ticket)
+                done()
                 raise
-            return stream_response(opened, lambda: release(matches.store.client, ticket))
+            return stream_response(opened, done)
 
     return blp
 
@@ -234,6 +236,7 @@ def ticket_stream(game: Any, match_id: str, ticket: str, after: int, resuming: b
     matches = current_app.extensions["ludotheque.matches"]
     lease = matches.settings.bounds.stream_max_s + 30
     follows = redeem(matches.store.client, ticket, resuming, lease)
+    done = partial(release, matches.store.client, ticket)
     try:
         if [(f["game"], f["match"]) for f in follows] != [(game.name, match_id)]:
             raise Problem(403, "invalid_ticket", "this ticket follows other matches")
@@ -241,11 +244,11 @@ def ticket_stream(game: Any, match_id: str, ticket: str, after: int, resuming: b
         watch = Watch(game, match_id, follows[0]["seat"], after)
         finished = status_of(game, loaded.match) == "finished"
         holders = [f["token"] for f in follows if f["token"]]
-        opened = matches.stream([watch], [finished], address(), holders, answer())
+        opened = matches.stream([watch], [finished], address(), holders, answer(), done)
     except BaseException:
-        release(matches.store.client, ticket)
+        done()
         raise
-    return stream_response(opened, lambda: release(matches.store.client, ticket))
+    return stream_response(opened, done)
 
 
 def address() -> str:
@@ -259,7 +262,8 @@ def answer() -> Any:
 
 
 def stream_response(opened: Any, on_close: Any = None) -> Response:
-    """The stream's answer: 204 when there is nothing left to follow."""
+    """The stream's answer: 204 when there is nothing left to follow (then
+    ``on_close`` runs now; else the stream runs it, see ``open_stream``)."""
     if opened is None:
         if on_close is not None:
             on_close()
@@ -270,7 +274,5 @@ def stream_response(opened: Any, on_close: Any = None) -> Response:
         mimetype="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
-    response.call_on_close(release_stream)
-    if on_close is not None:
-        response.call_on_close(on_close)
+    response.call_on_close(release_stream)  # a stream closed before it began
     return response

@@ -3,6 +3,8 @@ after the end, and CORS for any origin."""
 
 from __future__ import annotations
 
+import time
+
 import requests
 
 from tests.api.client import ApiClient
@@ -40,6 +42,52 @@ def test_a_ticket_follows_as_its_seat_and_is_single_use(live):
         live.url(ticket["stream"]), headers={"Last-Event-ID": str(got[-1][0])}, timeout=10
     )
     assert reconnect.status_code == 204
+
+
+class SlowClose:
+    """WSGI middleware: the server closes each answer a second after its
+    body ended (a busy server does), so a client is quicker to reconnect."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        answer = self.app(environ, start_response)
+        return SlowlyClosed(answer)
+
+
+class SlowlyClosed:
+    def __init__(self, answer) -> None:
+        self.answer = answer
+
+    def __iter__(self):
+        return iter(self.answer)
+
+    def close(self) -> None:
+        time.sleep(1)
+        if hasattr(self.answer, "close"):
+            self.answer.close()
+
+
+def test_a_ticket_is_free_for_its_reconnection_as_soon_as_the_stream_ended(redis_url):
+    """EventSource reconnects as soon as the body ends: the ticket must be
+    free by then, even when the server closes the answer late (the CI run
+    that got 409 ticket_in_use instead of 204)."""
+    server = LiveServer({"REDIS_URL": redis_url})
+    server.app.wsgi_app = SlowClose(server.app.wsgi_app)
+    try:
+        api = ApiClient(server.base)
+        match_id, tokens = new(api, 2, seed=6)
+        ticket = ticket_for(server, match_id, tokens[0])
+        play_to_the_end(api, match_id, tokens, 6, 2)
+        with server.http.get(server.url(ticket["stream"]), stream=True, timeout=30) as stream:
+            got = sse_events(stream)
+        reconnect = requests.get(
+            server.url(ticket["stream"]), headers={"Last-Event-ID": str(got[-1][0])}, timeout=10
+        )
+        assert reconnect.status_code == 204, reconnect.text
+    finally:
+        server.stop()
 
 
 def sse_events_of(live, match_id: str, token: str | None) -> list:
