@@ -105,7 +105,7 @@ PROBLEMS = {
     403: "Token holds no seat here (invalid_token)",
     404: "Unknown game, match or seat",
     409: "Not now: not_your_turn, match_not_started, match_over, match_not_over, seat_taken, "
-    "conflict, ticket_in_use",
+    "conflict",
     412: "If-Match names another version (version_mismatch)",
     413: "Body too large (payload_too_large)",
     422: "Schema-invalid body (invalid_request, invalid_options), illegal move "
@@ -615,7 +615,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                     "description": "resume after this event index",
                 }
             ),
-            **problems(400, 401, 403, 404, 409, 429, 503, stream=sse_response(names["event"])),
+            **problems(400, 401, 403, 404, 429, 503, stream=sse_response(names["event"])),
         )
         @blp.alt_response(204, description="The match is over and every event was sent")
         def get(self, match_id: str, after: int, ticket: str | None = None) -> Response:

@@ -79,7 +79,6 @@ CODES = [
     "seat_reserved",
     "too_many_followers",
     "invalid_ticket",
-    "ticket_in_use",
     "token_in_url",
     "store_unavailable",
     "internal_error",

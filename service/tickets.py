@@ -7,14 +7,18 @@ of a token exchanges it (in a header or a body) for a ticket: random, short
 lived (``ticket_ttl``, 60 s by default, to be used), and single-use: the
 first ``GET`` that presents it opens the stream; from then on it is good
 only for that stream's own reconnections (``EventSource`` sends
-``Last-Event-ID``), one connection at a time, for a while after the last one
-closed. Only the ticket's SHA-256 is stored, with what it follows: each
+``Last-Event-ID``), while a connection holds it and for a while after the
+last one closed. A reconnection takes the ticket over from the connection
+that holds it, which may be dead without the server knowing (a client that
+changed networks sent no reset): refusing it would stop the EventSource for
+good. Only the ticket's SHA-256 is stored, with what it follows: each
 match, its game and the seat it follows as (the tokens' hashes count the
 stream against their allowance).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 from functools import partial
@@ -35,10 +39,10 @@ from service.matches import status_of
 
 MAX_MATCHES = 32  # matches one ticket may follow
 
-# KEYS: the ticket, its open-connection mark. ARGV: resuming (1/0), the mark's
-# lease, how long a used ticket stays good for its reconnections.
-# {0}: unknown or expired; {1}: used, and this is not a reconnection;
-# {2}: a connection holds it now; {3, what it follows}: go.
+# KEYS: the ticket, its holder (the connection that holds it). ARGV: resuming
+# (1/0), the connection, the holder's lease, how long a used ticket stays good
+# for its reconnections. {0}: unknown or expired; {1}: used, and this is not a
+# reconnection; {2, what it follows}: go, this connection holds it.
 REDEEM = """
 local follows = redis.call('HGET', KEYS[1], 'follows')
 if not follows then
@@ -47,12 +51,20 @@ end
 if redis.call('HGET', KEYS[1], 'used') == '1' and ARGV[1] ~= '1' then
   return {1}
 end
-if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) then
-  return {2}
-end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
 redis.call('HSET', KEYS[1], 'used', '1')
-redis.call('EXPIRE', KEYS[1], ARGV[2] + ARGV[3])
-return {3, follows}
+redis.call('EXPIRE', KEYS[1], ARGV[3] + ARGV[4])
+return {2, follows}
+"""
+
+# KEYS: the ticket, its holder. ARGV: the connection that closed, how long the
+# ticket stays good for its reconnections. A connection taken over leaves the
+# ticket to the newer one.
+RELEASE = """
+if redis.call('GET', KEYS[2]) == ARGV[1] then
+  redis.call('DEL', KEYS[2])
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+end
 """
 
 RESUME_S = 300  # a used ticket stays good this long after its stream closed
@@ -78,12 +90,17 @@ def issue(client: Any, follows: list[dict[str, Any]], ttl: int) -> str:
     return ticket
 
 
-def redeem(client: Any, ticket: str, resuming: bool, lease_s: float) -> list[dict[str, Any]]:
-    """What ``ticket`` follows, marking it held by this connection (see
-    ``release``); 401 when it is unknown, expired or used, 409 when another
-    connection holds it."""
+def redeem(
+    client: Any, ticket: str, resuming: bool, lease_s: float
+) -> tuple[list[dict[str, Any]], str]:
+    """What ``ticket`` follows, and the connection id that now holds it (to
+    ``release``); 401 when it is unknown, expired, or used and this is not a
+    reconnection."""
     key = ticket_key(ticket)
-    answer = client.eval(REDEEM, 2, key, key + ":open", int(resuming), int(lease_s), RESUME_S)
+    holder = secrets.token_hex(8)
+    answer = client.eval(
+        REDEEM, 2, key, key + ":open", int(resuming), holder, int(lease_s), RESUME_S
+    )
     kind = int(answer[0])
     if kind == 0:
         raise Problem(
@@ -96,21 +113,15 @@ def redeem(client: Any, ticket: str, resuming: bool, lease_s: float) -> list[dic
             "this stream ticket was used; take a new one",
             headers=TICKET_REALM,
         )
-    if kind == 2:
-        raise Problem(409, "ticket_in_use", "another connection follows with this ticket")
-    return orjson.loads(answer[1])
+    return orjson.loads(answer[1]), holder
 
 
-def release(client: Any, ticket: str) -> None:
-    """The connection holding ``ticket`` closed: its reconnection may come."""
+def release(client: Any, ticket: str, holder: str) -> None:
+    """The connection ``holder`` closed: its reconnection may come for
+    ``RESUME_S``, unless a newer connection holds the ticket."""
     key = ticket_key(ticket)
-    try:
-        pipe = client.pipeline(transaction=False)
-        pipe.delete(key + ":open")
-        pipe.expire(key, RESUME_S)
-        pipe.execute()
-    except redis.RedisError:
-        pass  # the mark's lease runs out on its own
+    with contextlib.suppress(redis.RedisError):  # else the holder's lease runs out
+        client.eval(RELEASE, 2, key, key + ":open", holder, RESUME_S)
 
 
 def follows_of(matches: Any, wanted: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -200,7 +211,7 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
                     "(one cursor per match, in the ticket's order, joined by `.`)",
                 }
             ],
-            **problems(400, 401, 404, 409, 429, 503, stream=sse_response),
+            **problems(400, 401, 404, 429, 503, stream=sse_response),
         )
         @blp.alt_response(204, description="Every match followed is over and fully sent")
         def get(self, ticket: str) -> Response:
@@ -210,8 +221,8 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
             matches = current_app.extensions["ludotheque.matches"]
             resume = request.headers.get("Last-Event-ID")
             lease = matches.settings.bounds.stream_max_s + 30
-            follows = redeem(matches.store.client, ticket, resume is not None, lease)
-            done = partial(release, matches.store.client, ticket)
+            follows, holder = redeem(matches.store.client, ticket, resume is not None, lease)
+            done = partial(release, matches.store.client, ticket, holder)
             try:
                 cursors = parse_cursors(resume, len(follows)) or [0] * len(follows)
                 watches, finished = [], []
@@ -235,8 +246,8 @@ def ticket_stream(game: Any, match_id: str, ticket: str, after: int, resuming: b
     ticket's seat, events untagged (as with a token)."""
     matches = current_app.extensions["ludotheque.matches"]
     lease = matches.settings.bounds.stream_max_s + 30
-    follows = redeem(matches.store.client, ticket, resuming, lease)
-    done = partial(release, matches.store.client, ticket)
+    follows, holder = redeem(matches.store.client, ticket, resuming, lease)
+    done = partial(release, matches.store.client, ticket, holder)
     try:
         if [(f["game"], f["match"]) for f in follows] != [(game.name, match_id)]:
             raise Problem(403, "invalid_ticket", "this ticket follows other matches")

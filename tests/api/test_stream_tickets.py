@@ -7,6 +7,7 @@ import time
 
 import requests
 
+from service import tickets
 from tests.api.client import ApiClient
 from tests.api.test_live import all_events, new, play_to_the_end, sse_events
 from tests.conftest import LiveServer
@@ -95,6 +96,56 @@ def sse_events_of(live, match_id: str, token: str | None) -> list:
     url = live.url(f"/v1/games/dekal/matches/{match_id}/stream")
     with live.http.get(url, headers=headers, stream=True, timeout=30) as stream:
         return sse_events(stream)
+
+
+def first_event_id(lines) -> int:
+    """Read an open stream up to its first event: that event's id."""
+    for line in lines:
+        if line.startswith("id: "):
+            return int(line[4:])
+    raise AssertionError("the stream ended before its first event")
+
+
+def test_a_reconnection_takes_the_ticket_over_from_a_connection_still_open(live):
+    """A connection that died without the server seeing it (a phone that
+    moved from Wi-Fi to 4G: no reset reaches the server) must not lock its
+    EventSource out: its reconnection takes the ticket over. It got 409
+    ticket_in_use, which makes an EventSource stop for good."""
+    api = ApiClient(live.base)
+    match_id, tokens = new(api, 2, seed=7)
+    ticket = ticket_for(live, match_id, tokens[0])
+    url = live.url(ticket["stream"])
+    with requests.get(url, stream=True, timeout=30) as stale:
+        cursor = first_event_id(stale.iter_lines(decode_unicode=True))
+        with requests.get(
+            url, headers={"Last-Event-ID": str(cursor)}, stream=True, timeout=30
+        ) as again:
+            assert again.status_code == 200, again.text
+            play_to_the_end(api, match_id, tokens, 7, 2)
+            got = sse_events(again)
+    seen = [event for event in all_events(api, match_id, tokens[0]) if event["index"] > cursor]
+    assert [data for _, data in got] == seen
+    # used: without Last-Event-ID it is still refused
+    assert requests.get(url, timeout=10).status_code == 401
+
+
+def test_the_connection_taken_over_leaves_the_ticket_to_the_newer_one(redis_client):
+    """When the connection a reconnection replaced closes at last, the
+    ticket stays the newer connection's: still held, and good for its
+    reconnections as long as that one is open plus RESUME_S."""
+    follows = [{"game": "dekal", "match": "m", "seat": 0, "token": None}]
+    ticket = tickets.issue(redis_client, follows, 60)
+    key = tickets.ticket_key(ticket)
+    got, first = tickets.redeem(redis_client, ticket, False, 900)
+    assert got == follows
+    _, second = tickets.redeem(redis_client, ticket, True, 900)
+    assert redis_client.get(key + ":open") == second.encode() != first.encode()
+    tickets.release(redis_client, ticket, first)
+    assert redis_client.get(key + ":open") == second.encode()
+    assert redis_client.ttl(key) > tickets.RESUME_S
+    tickets.release(redis_client, ticket, second)
+    assert not redis_client.exists(key + ":open")
+    assert 0 < redis_client.ttl(key) <= tickets.RESUME_S
 
 
 def test_a_wrong_or_unknown_ticket_is_refused(live):
