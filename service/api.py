@@ -67,7 +67,7 @@ from service.tickets import (
     ticket_answer,
     ticket_stream,
 )
-from service.turns import wait_for_turn
+from service.turns import settled, wait_for_turn
 
 
 class LudothequeApi(Api):
@@ -469,8 +469,17 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             token = auth.bearer_token()
             loaded = matches().load(game, match_id)
             seat = matches().seat_for(loaded, token)
-            if wait and seat is not None:  # first the turn, then whether the version is news
-                loaded = wait_for_turn(matches(), game, match_id, loaded, seat, wait)
+            if wait and seat is not None and not settled(game, loaded, seat):
+                # first the turn, then whether the version is news; a long
+                # poll, held against the follower caps as a stream is
+                holder = auth.token_hash(token)
+                allowances = matches().allowances
+                held = allowances.hold(address(), [holder], wait + 30)
+                try:
+                    loaded = wait_for_turn(matches(), game, match_id, loaded, seat, wait, holder)
+                finally:
+                    allowances.release(held)
+                seat = matches().seat_for(loaded, token)  # 403 if the seat changed hands
             tag = etag(loaded.version, seat)
             if none_match(tag):
                 return Response(status=304, headers={"ETag": tag})

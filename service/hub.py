@@ -36,6 +36,7 @@ from redis.exceptions import RedisClusterException
 
 from engines.core import redact_events
 from service import lifecycle
+from service.access import SEAT_CHANGES
 from service.store import Store, log_key
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,16 @@ class Batch:
     def ends(self) -> bool:
         """The batch holds the match's last event."""
         return any(event["type"] == "match_over" for event in self.events)
+
+    @cached_property
+    def seat_changes(self) -> frozenset[int]:
+        """The seats the batch's events take from their holders (or give)."""
+        return frozenset(e["seat"] for e in self.events if e["type"] in SEAT_CHANGES)
+
+    @cached_property
+    def private_seats(self) -> frozenset[int]:
+        """The seats the batch has an event for, that not everyone sees."""
+        return frozenset(seat for e in self.events for seat in e.get("to") or ())
 
     def shown(self, seat: int | None, tag: dict[str, Any] | None) -> list[Encoded]:
         """Each event ``seat`` may see, encoded, carrying ``tag`` (the

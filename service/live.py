@@ -11,6 +11,10 @@ per-token allowance (counted in Redis, so across workers and pods); each
 process keeps room for ordinary requests by holding at most
 ``followers_per_process``; and a stream lives at most ``stream_max_s``,
 after which it ends and the client resumes with ``Last-Event-ID``.
+
+A follower opened as a seat follows as that seat only while the token it
+was opened for holds it (issue 31): when its log says the seat left or was
+taken (``service.access.ends_following``), it delivers that event and ends.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import redis
 
 from engines.core import Game
 from service import lifecycle
+from service.access import SEAT_CHANGES, ends_following, private_to
 from service.auth import token_hash
 from service.errors import Problem
 from service.hub import Batch, Direct, Encoded, Follower, Hub, encode
@@ -47,6 +52,10 @@ class Watch:
     over: bool = False
     # a long poll reads on past match_over (a rematch is offered after it); a stream stops there
     whole_log: bool = False
+    # the match's version when the seat's holder was checked: a later seat_left
+    # or seat_joined of the seat ends the follower (``cut``)
+    since: int = 0
+    cut: bool = False
 
     @property
     def tag(self) -> dict[str, Any] | None:
@@ -80,9 +89,18 @@ def take(watch: Watch, shown: list[Encoded]) -> list[Shown]:
             continue
         found.append((watch, encoded))
         watch.cursor = index
-        if encoded[1]["type"] == "match_over" and not watch.whole_log:
+        event = encoded[1]
+        if event["type"] == "match_over" and not watch.whole_log:
             watch.over = True
+        elif event["type"] in SEAT_CHANGES and ends_following(event, watch.seat, watch.since):
+            watch.over = watch.cut = True  # the seat changed hands: nothing more as that seat
     return found
+
+
+def ended(watches: Sequence[Watch]) -> bool:
+    """Every watched match is over, or a watch's seat changed hands (which
+    ends the whole follower: it was opened with that seat's rights)."""
+    return all(watch.over for watch in watches) or any(watch.cut for watch in watches)
 
 
 def follow(
@@ -101,7 +119,7 @@ def follow(
     ``direct``: what sends the batches the hub can while this waits."""
     if not caught_up:
         yield [shown for watch in watches for shown in catch_up(store, watch)]
-    if all(watch.over for watch in watches):
+    if ended(watches):
         return
     follower = Follower((watch.match_id for watch in watches), direct)
     by_id = {watch.match_id: watch for watch in watches}
@@ -113,7 +131,7 @@ def follow(
         if missed:
             yield missed
         spoke = time.monotonic()  # when this follower last sent anything
-        while not all(watch.over for watch in watches):
+        while not ended(watches):
             now = time.monotonic()
             if direct is not None:
                 spoke = max(spoke, direct.wrote)
@@ -128,6 +146,8 @@ def follow(
                 direct.pay()  # before anything that came after it
             for batch in batches:
                 watch = by_id[batch.match_id]
+                if ended(watches):
+                    break  # a seat changed hands: nothing after it
                 if watch.over or batch.last <= watch.cursor:
                     continue
                 if batch.gone:
@@ -239,17 +259,26 @@ class Shortcut:
     greenlet then only sends what the socket did not take at once
     (``pay``), and whatever else (a gap, the end, keep-alives) as before.
     Each batch is framed once for every stream of the same viewer.
-    Only where the hub and the streams share one thread (gevent)."""
+    Only where the hub and the streams share one thread (gevent).
+    Not for a batch where the stream's seat changes hands (the greenlet
+    ends the stream), nor, when ``keeps_floor`` (a ticket's stream), for a
+    batch with an event private to its seat (the greenlet records it)."""
 
-    def __init__(self, watch: Watch, out: Any) -> None:
+    def __init__(self, watch: Watch, out: Any, keeps_floor: bool = False) -> None:
         self.watch = watch
         self.out = out  # service.wire.Response
+        self.keeps_floor = keeps_floor
         self.owes = b""
         self.wrote = 0.0  # when it last sent something (monotonic)
 
     def write(self, batch: Batch) -> bool:
         watch = self.watch
         if watch.over or batch.gone or batch.ends or batch.first != watch.cursor + 1:
+            return False
+        seat = watch.seat
+        if seat is not None and (
+            seat in batch.seat_changes or (self.keeps_floor and seat in batch.private_seats)
+        ):
             return False
         data = batch.wire(watch.seat, self.out.framing)
         if data:
@@ -344,6 +373,7 @@ def open_stream(
     keepalive_s: float,
     out: Any = None,
     on_close: Callable[[], None] | None = None,
+    delivered: Callable[[list[int]], None] | None = None,
 ) -> tuple[Iterator[str], Callable[[], None]] | None:
     """A stream of ``watches`` and what to call when it closes; None when
     every watched match is over and nothing is left to send (answer 204,
@@ -351,9 +381,15 @@ def open_stream(
     answer it is written to, when the hub may write to it (``service.wire``).
     ``on_close`` runs once, with the release: before the answer's last bytes
     when the stream ends itself, so that a client reconnecting at once finds
-    what the stream held free."""
+    what the stream held free. ``delivered`` (a ticket's stream) records the
+    watches' cursors after the first write and after each write with an
+    event private to a followed seat: a used ticket resumes from there on,
+    never earlier (``service.tickets``)."""
     framing = Framing(watches)
-    shortcut = Shortcut(watches[0], out) if out is not None and not framing.multi else None
+    keeps_floor = delivered is not None
+    shortcut = None
+    if out is not None and not framing.multi:
+        shortcut = Shortcut(watches[0], out, keeps_floor)
     first = [shown for watch in watches for shown in catch_up(store, watch)]
     for watch, done in zip(watches, finished, strict=True):
         if done:  # a finished match's log is complete: nothing more will come
@@ -379,15 +415,23 @@ def open_stream(
     def frames() -> Iterator[str]:
         try:
             yield "retry: 1000\n\n" + framing.events(first)
+            if first and delivered is not None:  # written: resumptions start after it
+                delivered([watch.cursor for watch in watches])
             until = time.monotonic() + bounds.stream_max_s
             for found in follow(store, hub, watches, until, keepalive_s, True, shortcut):
                 if found:  # what one wake-up brings goes out in one write
                     yield framing.events(found)
+                    if delivered is not None and any(
+                        private_to(encoded[1], watch.seat) for watch, encoded in found
+                    ):
+                        delivered([watch.cursor for watch in watches])
                 elif out is not None and out.client_gone():
                     return  # a write to a closed stream may yet succeed once
                 else:
                     yield ": keep-alive\n\n"
-            if not all(watch.over for watch in watches):
+            if any(watch.cut for watch in watches):
+                yield ": a seat followed here changed hands; this stream ends\n\n"
+            elif not all(watch.over for watch in watches):
                 yield ": this stream ends here; reconnect with Last-Event-ID\n\n"
         finally:
             release()

@@ -146,10 +146,12 @@ class Matches:
     def watch(
         self, game: Game, match_id: str, token: str | None, after: int
     ) -> tuple[Watch, bool]:
-        """A follower's watch of the match as the caller, and whether it is over."""
+        """A follower's watch of the match as the caller (the token's seat as
+        of now: a later change of its holder ends it), and whether it is over."""
         loaded = self.load(game, match_id)
         seat = self.seat_for(loaded, token)
-        return Watch(game, match_id, seat, after), status_of(game, loaded.match) == "finished"
+        watch = Watch(game, match_id, seat, after, since=loaded.version)
+        return watch, status_of(game, loaded.match) == "finished"
 
     def events(
         self,
@@ -178,6 +180,7 @@ class Matches:
         holders: list[str],
         out: Any = None,
         on_close: Callable[[], None] | None = None,
+        delivered: Callable[[list[int]], None] | None = None,
     ) -> tuple[Iterator[str], Callable[[], None]] | None:
         """Server-Sent Events of ``watches`` (see ``service.live.open_stream``)."""
         return open_stream(
@@ -191,6 +194,7 @@ class Matches:
             self.settings.keepalive_s,
             out,
             on_close,
+            delivered,
         )
 
     # -- writing ---------------------------------------------------------------

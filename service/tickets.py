@@ -14,6 +14,14 @@ changed networks sent no reset): refusing it would stop the EventSource for
 good. Only the ticket's SHA-256 is stored, with what it follows: each
 match, its game and the seat it follows as (the tokens' hashes count the
 stream against their allowance).
+
+A ticket follows as a seat only while the token it was made with holds it
+(issue 31): once the seat changed hands, the ticket, used or not, is
+refused, and its stream ends (``service.live``). A used ticket is a bearer
+credential anyone holding its URL may present, so it never replays the
+past: it keeps a floor, the cursors its stream had written after its first
+write and after each write of an event private to a followed seat, and a
+reconnection's ``Last-Event-ID`` (or ``?after=``) below it is raised to it.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from marshmallow import Schema, fields, validate
 
 from engines import GAMES
 from service import auth, wire
+from service.access import may_follow_as
 from service.arguments import Blueprint
 from service.errors import Problem
 from service.live import Watch, parse_cursors
@@ -42,7 +51,7 @@ MAX_MATCHES = 32  # matches one ticket may follow
 # KEYS: the ticket, its holder (the connection that holds it). ARGV: resuming
 # (1/0), the connection, the holder's lease, how long a used ticket stays good
 # for its reconnections. {0}: unknown or expired; {1}: used, and this is not a
-# reconnection; {2, what it follows}: go, this connection holds it.
+# reconnection; {2, what it follows, its floor}: go, this connection holds it.
 REDEEM = """
 local follows = redis.call('HGET', KEYS[1], 'follows')
 if not follows then
@@ -54,7 +63,30 @@ end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
 redis.call('HSET', KEYS[1], 'used', '1')
 redis.call('EXPIRE', KEYS[1], ARGV[3] + ARGV[4])
-return {2, follows}
+return {2, follows, redis.call('HGET', KEYS[1], 'floor') or ''}
+"""
+
+# KEYS: the ticket. ARGV: the cursors its stream has written, joined by '.'.
+# Raises the ticket's floor to them, cursor by cursor (never lowers it).
+FLOOR = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 0
+end
+local old = {}
+for n in string.gmatch(redis.call('HGET', KEYS[1], 'floor') or '', '%d+') do
+  old[#old + 1] = tonumber(n)
+end
+local new = {}
+for n in string.gmatch(ARGV[1], '%d+') do
+  local cursor = tonumber(n)
+  local was = old[#new + 1]
+  if was and was > cursor then
+    cursor = was
+  end
+  new[#new + 1] = string.format('%d', cursor)
+end
+redis.call('HSET', KEYS[1], 'floor', table.concat(new, '.'))
+return 1
 """
 
 # KEYS: the ticket, its holder. ARGV: the connection that closed, how long the
@@ -92,9 +124,10 @@ def issue(client: Any, follows: list[dict[str, Any]], ttl: int) -> str:
 
 def redeem(
     client: Any, ticket: str, resuming: bool, lease_s: float
-) -> tuple[list[dict[str, Any]], str]:
-    """What ``ticket`` follows, and the connection id that now holds it (to
-    ``release``); 401 when it is unknown, expired, or used and this is not a
+) -> tuple[list[dict[str, Any]], str, list[int]]:
+    """What ``ticket`` follows, the connection id that now holds it (to
+    ``release``), and the cursors it may not resume before (one per match
+    followed); 401 when it is unknown, expired, or used and this is not a
     reconnection."""
     key = ticket_key(ticket)
     holder = secrets.token_hex(8)
@@ -113,7 +146,28 @@ def redeem(
             "this stream ticket was used; take a new one",
             headers=TICKET_REALM,
         )
-    return orjson.loads(answer[1]), holder
+    follows = orjson.loads(answer[1])
+    raw = answer[2].decode() if isinstance(answer[2], bytes) else answer[2]
+    floor = [int(n) for n in raw.split(".")] if raw else []
+    return follows, holder, floor + [0] * (len(follows) - len(floor))
+
+
+def keep_floor(client: Any, ticket: str, cursors: list[int]) -> None:
+    """The ticket's stream has written up to ``cursors``: its reconnections
+    resume no earlier (the stream's greenlet calls this after the write)."""
+    with contextlib.suppress(redis.RedisError):  # then only the older floor holds
+        client.eval(FLOOR, 1, ticket_key(ticket), ".".join(str(c) for c in cursors))
+
+
+def check_holder(follow: dict[str, Any], seats: list[dict[str, Any]]) -> None:
+    """401 unless the ticket's token still holds the seat it follows as."""
+    if not may_follow_as(seats, follow["seat"], follow["token"]):
+        raise Problem(
+            401,
+            "invalid_ticket",
+            f"seat {follow['seat']} changed hands since this ticket was taken; take a new one",
+            headers=TICKET_REALM,
+        )
 
 
 def release(client: Any, ticket: str, holder: str) -> None:
@@ -221,18 +275,25 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
             matches = current_app.extensions["ludotheque.matches"]
             resume = request.headers.get("Last-Event-ID")
             lease = matches.settings.bounds.stream_max_s + 30
-            follows, holder = redeem(matches.store.client, ticket, resume is not None, lease)
-            done = partial(release, matches.store.client, ticket, holder)
+            client = matches.store.client
+            follows, holder, floor = redeem(client, ticket, resume is not None, lease)
+            done = partial(release, client, ticket, holder)
             try:
                 cursors = parse_cursors(resume, len(follows)) or [0] * len(follows)
                 watches, finished = [], []
-                for item, cursor in zip(follows, cursors, strict=True):
+                for item, cursor, least in zip(follows, cursors, floor, strict=True):
                     game = GAMES[item["game"]]
                     loaded = matches.load(game, item["match"])
-                    watches.append(Watch(game, item["match"], item["seat"], cursor, tagged=True))
+                    check_holder(item, loaded.match["seats"])
+                    watch = Watch(game, item["match"], item["seat"], max(cursor, least))
+                    watch.tagged, watch.since = True, loaded.version
+                    watches.append(watch)
                     finished.append(status_of(game, loaded.match) == "finished")
                 holders = [item["token"] for item in follows if item["token"]]
-                opened = matches.stream(watches, finished, address(), holders, answer(), done)
+                kept = partial(keep_floor, client, ticket)
+                opened = matches.stream(
+                    watches, finished, address(), holders, answer(), done, kept
+                )
             except BaseException:
                 done()
                 raise
@@ -245,17 +306,21 @@ def ticket_stream(game: Any, match_id: str, ticket: str, after: int, resuming: b
     """``GET .../matches/{id}/stream?ticket=``: this one match, as the
     ticket's seat, events untagged (as with a token)."""
     matches = current_app.extensions["ludotheque.matches"]
+    client = matches.store.client
     lease = matches.settings.bounds.stream_max_s + 30
-    follows, holder = redeem(matches.store.client, ticket, resuming, lease)
-    done = partial(release, matches.store.client, ticket, holder)
+    follows, holder, floor = redeem(client, ticket, resuming, lease)
+    done = partial(release, client, ticket, holder)
     try:
         if [(f["game"], f["match"]) for f in follows] != [(game.name, match_id)]:
             raise Problem(403, "invalid_ticket", "this ticket follows other matches")
         loaded = matches.load(game, match_id)
-        watch = Watch(game, match_id, follows[0]["seat"], after)
+        check_holder(follows[0], loaded.match["seats"])
+        watch = Watch(game, match_id, follows[0]["seat"], max(after, floor[0]))
+        watch.since = loaded.version
         finished = status_of(game, loaded.match) == "finished"
         holders = [f["token"] for f in follows if f["token"]]
-        opened = matches.stream([watch], [finished], address(), holders, answer(), done)
+        kept = partial(keep_floor, client, ticket)
+        opened = matches.stream([watch], [finished], address(), holders, answer(), done, kept)
     except BaseException:
         done()
         raise

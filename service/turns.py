@@ -8,6 +8,7 @@ import time
 
 from engines.core import Game
 from service import lifecycle
+from service.access import may_follow_as
 from service.hub import Follower
 from service.matches import Matches, status_of
 from service.store import Loaded
@@ -28,12 +29,13 @@ def wait_for_turn(
     loaded: Loaded,
     seat: int,
     wait_s: float,
+    holder: str | None = None,
 ) -> Loaded:
     """``loaded``, or the match once ``seat`` is to act or it is over, waiting
     at most ``wait_s`` seconds: the process's push hub wakes the wait when the
-    log grows (no Redis connection is held). Not counted against the follower
-    caps: it needs a seat's token, lasts at most 30 s and counts against the
-    token's rate limit."""
+    log grows (no Redis connection is held). With ``holder`` (the token's
+    hash), it ends as soon as the seat is no longer that token's. The caller
+    holds it against the follower caps, as a stream (``service.api``)."""
     if wait_s <= 0 or settled(game, loaded, seat):
         return loaded
     deadline = time.monotonic() + wait_s
@@ -42,7 +44,12 @@ def wait_for_turn(
     try:
         # followed first, then read: a write in between wakes the wait at once
         loaded = matches.load(game, match_id)
-        while not (settled(game, loaded, seat) or lifecycle.stopping() or matches.hub.stopped):
+        while not (
+            settled(game, loaded, seat)
+            or (holder is not None and not may_follow_as(loaded.match["seats"], seat, holder))
+            or lifecycle.stopping()
+            or matches.hub.stopped
+        ):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break

@@ -115,6 +115,7 @@ def test_a_reconnection_takes_the_ticket_over_from_a_connection_still_open(live)
     match_id, tokens = new(api, 2, seed=7)
     ticket = ticket_for(live, match_id, tokens[0])
     url = live.url(ticket["stream"])
+    written = all_events(api, match_id, tokens[0])[-1]["index"]  # the first write's end
     with requests.get(url, stream=True, timeout=30) as stale:
         cursor = first_event_id(stale.iter_lines(decode_unicode=True))
         with requests.get(
@@ -123,7 +124,10 @@ def test_a_reconnection_takes_the_ticket_over_from_a_connection_still_open(live)
             assert again.status_code == 200, again.text
             play_to_the_end(api, match_id, tokens, 7, 2)
             got = sse_events(again)
-    seen = [event for event in all_events(api, match_id, tokens[0]) if event["index"] > cursor]
+    # it resumes after what the ticket's stream wrote, not after the event
+    # this client says it got (issue 31, point 9: a used ticket never replays)
+    assert cursor < written
+    seen = [event for event in all_events(api, match_id, tokens[0]) if event["index"] > written]
     assert [data for _, data in got] == seen
     # used: without Last-Event-ID it is still refused
     assert requests.get(url, timeout=10).status_code == 401
@@ -136,9 +140,9 @@ def test_the_connection_taken_over_leaves_the_ticket_to_the_newer_one(redis_clie
     follows = [{"game": "dekal", "match": "m", "seat": 0, "token": None}]
     ticket = tickets.issue(redis_client, follows, 60)
     key = tickets.ticket_key(ticket)
-    got, first = tickets.redeem(redis_client, ticket, False, 900)
-    assert got == follows
-    _, second = tickets.redeem(redis_client, ticket, True, 900)
+    got, first, floor = tickets.redeem(redis_client, ticket, False, 900)
+    assert got == follows and floor == [0]
+    _, second, _ = tickets.redeem(redis_client, ticket, True, 900)
     assert redis_client.get(key + ":open") == second.encode() != first.encode()
     tickets.release(redis_client, ticket, first)
     assert redis_client.get(key + ":open") == second.encode()

@@ -1,0 +1,329 @@
+"""Hostile clients of the live side (issue 31, points 2, 5 and 9), over
+HTTP alone: each test is a reproduction that broke the server before the fix.
+
+- a stream opened as a seat (with its token, or a ticket) kept delivering
+  that seat's private events after the seat was left and taken by someone
+  else; a ticket taken before leaving still opened a stream as the seat;
+- a view's long poll (``GET ...?wait=``) waited on as the seat, then
+  answered with the new holder's view (its hand);
+- view long polls were not counted against the follower caps: 160 of them
+  from one token filled a worker's 150 connections;
+- a used ticket, stolen, replayed the whole log as its seat from
+  ``Last-Event-ID: 0``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import orjson
+import pytest
+import requests
+
+from service.embedded import free_port
+from tests.api.test_lifecycle import Lifecycle
+from tests.conftest import LiveServer
+from tests.test_cli import interrupt, start
+
+
+def bearer(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def waiting_match(api: Lifecycle, game: str) -> tuple[str, str | None, str]:
+    """A match that waits for one more player, whose seat 1 was joined by A:
+    (id, seat 0's token if seat 0 is taken, A's token). Seat 2 (Pacal,
+    two players at most: seat 0) stays open."""
+    players = [{}, {}] if game == "pacal" else [{"name": "Host"}, {}, {}]
+    created = api.create(game, {"players": players})
+    assert created.status_code == 201, created.text
+    match_id = created.json()["id"]
+    joined = api.join(game, match_id, 1, "A")
+    assert joined.status_code == 201, joined.text
+    return match_id, created.json()["seats"][0].get("token"), joined.json()["token"]
+
+
+def leave_and_replace(api: Lifecycle, game: str, match_id: str, token: str) -> list[str]:
+    """A leaves seat 1, B takes it, C takes the last open seat (the match
+    starts): every seat's token but the host's, by seat (None for the host)."""
+    assert api.leave(game, match_id, 1, token).status_code == 200
+    joined = api.join(game, match_id, 1, "B")
+    assert joined.status_code == 201, joined.text
+    last = 0 if game == "pacal" else 2
+    other = api.join(game, match_id, last, "C")
+    assert other.status_code == 201, other.text
+    tokens: list[str | None] = [None] * (2 if game == "pacal" else 3)
+    tokens[1], tokens[last] = joined.json()["token"], other.json()["token"]
+    return tokens
+
+
+def play_until_seat_acted(api: Lifecycle, game: str, match_id: str, tokens: list[str]) -> None:
+    """Play first legal actions until seat 1 has acted (its own, private,
+    ``action`` event is then in the log)."""
+    for _ in range(40):
+        view = api.get(game, match_id, tokens[1]).json()
+        if view["status"] != "active":
+            break
+        seat = view["to_act"][0]
+        legal = api.legal(game, match_id, tokens[seat]).json()["actions"]
+        assert api.act(game, match_id, tokens[seat], legal[0]).status_code == 200
+        if seat == 1:
+            return
+    raise AssertionError("seat 1 never acted")
+
+
+class Reader:
+    """Reads an event stream in a thread: its events, and whether it ended."""
+
+    def __init__(self, response: requests.Response) -> None:
+        self.response = response
+        self.events: list[tuple[int, dict[str, Any]]] = []
+        self.ended = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        current: dict[str, str] = {}
+        try:
+            for line in self.response.iter_lines(decode_unicode=True):
+                if line == "":
+                    if "data" in current:
+                        self.events.append((int(current["id"]), orjson.loads(current["data"])))
+                    current = {}
+                elif not line.startswith(":"):
+                    key, _, value = line.partition(": ")
+                    current[key] = value
+        except (requests.RequestException, AttributeError, ValueError):
+            pass  # closed by the test
+        finally:
+            self.ended.set()
+
+    def until(self, check, timeout: float = 10) -> None:
+        deadline = time.monotonic() + timeout
+        while not check(self.events):
+            assert time.monotonic() < deadline, self.events
+            time.sleep(0.05)
+
+
+def seat_stream(live: LiveServer, game: str, match_id: str, token: str, how: str):
+    url = live.url(f"/v1/games/{game}/matches/{match_id}/stream")
+    if how == "token":
+        return requests.get(url, headers=bearer(token), stream=True, timeout=30), None
+    ticket = requests.post(url + "-tickets", headers=bearer(token), timeout=10)
+    assert ticket.status_code == 201, ticket.text
+    stream_url = live.url(ticket.json()["stream"])
+    return requests.get(stream_url, stream=True, timeout=30), stream_url
+
+
+@pytest.mark.parametrize("how", ["token", "ticket"])
+def test_a_stream_as_a_seat_ends_when_the_seat_is_left(live, how):
+    """Point 2: A follows as seat 1, leaves; B takes seat 1 and plays. A's
+    stream delivered B's private ``action`` events; now it ends with the
+    ``seat_left`` of its seat, and its reconnection is refused."""
+    game = "ducale"
+    api = Lifecycle(live.base)
+    match_id, host, token_a = waiting_match(api, game)
+    response, url = seat_stream(live, game, match_id, token_a, how)
+    assert response.status_code == 200
+    reader = Reader(response)
+    reader.until(lambda got: any(e["type"] == "seat_joined" for _, e in got))
+    tokens = leave_and_replace(api, game, match_id, token_a)
+    tokens[0] = host
+    play_until_seat_acted(api, game, match_id, tokens)
+    assert reader.ended.wait(5), "the stream went on after its seat was left"
+    response.close()
+    left = [i for i, e in reader.events if e["type"] == "seat_left" and e["seat"] == 1]
+    assert left, reader.events
+    assert reader.events[-1][0] == left[0], "events after the seat changed hands"
+    assert not [e for _, e in reader.events if e["type"] == "action"]
+    # EventSource reconnects with Last-Event-ID: refused (it stops for good)
+    headers = {"Last-Event-ID": str(left[0])}
+    if how == "token":
+        url = live.url(f"/v1/games/{game}/matches/{match_id}/stream")
+        headers |= bearer(token_a)
+    again = requests.get(url, headers=headers, timeout=10)
+    assert again.status_code in (401, 403), again.text
+    assert again.json()["code"] in ("invalid_ticket", "invalid_token")
+
+
+@pytest.mark.parametrize("multi", [False, True])
+def test_a_ticket_taken_before_leaving_follows_nothing_as_the_seat(live, multi):
+    """Point 2: A takes a ticket as seat 1 and leaves before using it; B
+    takes seat 1. The ticket opened a stream as seat 1: B's events."""
+    game = "pacal"
+    api = Lifecycle(live.base)
+    match_id, host, token_a = waiting_match(api, game)
+    if multi:
+        body = {"matches": [{"game": game, "match": match_id, "token": token_a}]}
+        ticket = requests.post(live.url("/v1/stream-tickets"), json=body, timeout=10)
+    else:
+        ticket = requests.post(
+            live.url(f"/v1/games/{game}/matches/{match_id}/stream-tickets"),
+            headers=bearer(token_a),
+            timeout=10,
+        )
+    assert ticket.status_code == 201, ticket.text
+    tokens = leave_and_replace(api, game, match_id, token_a)
+    tokens[0] = tokens[0] or host
+    play_until_seat_acted(api, game, match_id, tokens)
+    with requests.get(live.url(ticket.json()["stream"]), stream=True, timeout=10) as opened:
+        assert opened.status_code == 401, "the ticket still follows as the seat"
+        assert opened.json()["code"] == "invalid_ticket"
+
+
+def test_a_view_long_poll_ends_when_its_seat_is_left(live):
+    """Point 2: A waits for seat 1's turn (``GET ...?wait=``), then leaves
+    on another connection; B takes seat 1. The wait answered, at its end,
+    with seat 1's view: B's hand. Now it ends at once, refused as any
+    request with A's token is."""
+    game = "ducale"
+    api = Lifecycle(live.base)
+    match_id, _host, token_a = waiting_match(api, game)
+    url = live.url(f"/v1/games/{game}/matches/{match_id}")
+    with ThreadPoolExecutor(1) as pool:
+        started = time.monotonic()
+        waited = pool.submit(
+            requests.get, url, params={"wait": 6}, headers=bearer(token_a), timeout=30
+        )
+        time.sleep(0.5)
+        token_b = leave_and_replace(api, game, match_id, token_a)[1]
+        answer = waited.result()
+        elapsed = time.monotonic() - started
+    hand_b = api.get(game, match_id, token_b).json()["view"]["hand"]
+    assert hand_b
+    assert answer.status_code == 403, answer.text[:300]
+    assert answer.json()["code"] == "invalid_token"
+    assert elapsed < 3, f"the wait went on for {elapsed:.1f} s"
+
+
+def test_a_view_long_poll_counts_against_the_token_cap(redis_url):
+    """Point 5: a view's long poll holds a follower like a stream does."""
+    server = LiveServer({"REDIS_URL": redis_url, "FOLLOWERS_PER_TOKEN": 1})
+    try:
+        api = Lifecycle(server.base)
+        match_id, _host, token_a = waiting_match(api, "dekal")
+        stream = requests.get(
+            server.url(f"/v1/games/dekal/matches/{match_id}/stream"),
+            headers=bearer(token_a),
+            stream=True,
+            timeout=10,
+        )
+        assert stream.status_code == 200
+        poll = requests.get(
+            server.url(f"/v1/games/dekal/matches/{match_id}"),
+            params={"wait": 2},
+            headers=bearer(token_a),
+            timeout=10,
+        )
+        stream.close()
+        assert poll.status_code == 429, poll.text[:300]
+        assert poll.json()["code"] == "too_many_followers"
+    finally:
+        server.stop()
+
+
+WAITS = 160
+CONNECTIONS = 150
+
+
+def test_160_view_long_polls_from_one_token_leave_others_answered(tmp_path, redis_url):
+    """Point 5 at the issue's scale: one gunicorn worker of 150 connections
+    (the defaults otherwise: 8 followers per token); one token sends 160
+    ``GET ...?wait=30`` at once. They held every connection for 30 s, and
+    nobody else was answered; now the token's 9th and later are refused at
+    once (429) and another client is answered in under a second."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "LUDOTHEQUE_WORKER_CONNECTIONS": str(CONNECTIONS),
+        "LUDOTHEQUE_RATE_LIMITS": "0",
+    }
+    server = start(tmp_path, port, env, workers=1)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        api = Lifecycle(base)
+        # seat 2 stays open: the match waits, and so does every wait of seat 1
+        created = api.create("dekal", {"players": [{"name": "Host"}, {}, {}]})
+        match_id = created.json()["id"]
+        token = api.join("dekal", match_id, 1, "A").json()["token"]
+        url = f"{base}/v1/games/dekal/matches/{match_id}"
+
+        def wait() -> int:
+            try:
+                return requests.get(
+                    url, params={"wait": 30}, headers=bearer(token), timeout=40
+                ).status_code
+            except requests.RequestException:
+                return 0
+
+        with ThreadPoolExecutor(WAITS) as pool:
+            waits = [pool.submit(wait) for _ in range(WAITS)]
+            time.sleep(3)
+            slowest = 0.0
+            for _ in range(5):
+                started = time.monotonic()
+                try:
+                    assert requests.get(f"{base}/v1/games", timeout=5).status_code == 200
+                    view = requests.get(url, timeout=5)
+                    assert view.status_code == 200
+                except requests.Timeout:
+                    pytest.fail("another client was not answered within 5 s")
+                slowest = max(slowest, time.monotonic() - started)
+                time.sleep(0.2)
+            statuses = [w.result() for w in waits]
+        assert slowest < 1.0, f"another client waited {slowest:.2f} s"
+        assert statuses.count(429) == WAITS - 8, sorted(set(statuses))
+        assert statuses.count(200) == 8
+    finally:
+        log = interrupt(server)
+    assert "Traceback" not in log, log
+
+
+def test_a_used_ticket_does_not_replay_the_past(live):
+    """Point 9: seat 0 follows with a ticket and sees its own private
+    ``action`` event; a thief holding the used ticket reconnects with
+    ``Last-Event-ID: 0`` (while the stream runs, then after it closed) and
+    got the whole log as seat 0. Now a used ticket resumes only after what
+    its stream has delivered."""
+    game = "gaudi"
+    api = Lifecycle(live.base)
+    created = api.create(game, {"players": [{"name": "Ada"}, {"name": "Bob"}]})
+    match_id = created.json()["id"]
+    tokens = [s["token"] for s in created.json()["seats"]]
+    ticket = requests.post(
+        live.url(f"/v1/games/{game}/matches/{match_id}/stream-tickets"),
+        headers=bearer(tokens[0]),
+        timeout=10,
+    ).json()
+    url = live.url(ticket["stream"])
+    response = requests.get(url, stream=True, timeout=30)
+    reader = Reader(response)
+    reader.until(lambda got: any(e["type"] == "match_started" for _, e in got))
+    first = reader.events[-1][0]
+    legal = api.legal(game, match_id, tokens[0]).json()["actions"]
+    assert api.act(game, match_id, tokens[0], legal[0]).status_code == 200
+    reader.until(lambda got: any(e["type"] == "action" for _, e in got))
+    private = max(i for i, e in reader.events if e["type"] == "action")
+    time.sleep(0.3)
+    delivered = reader.events[-1][0]
+
+    def replayed() -> list[tuple[int, dict]]:
+        thief = requests.get(url, headers={"Last-Event-ID": "0"}, stream=True, timeout=30)
+        assert thief.status_code == 200, thief.text[:300]
+        stolen = Reader(thief)
+        time.sleep(1.0)
+        thief.close()
+        return stolen.events
+
+    while_open = replayed()
+    assert all(i > max(first, private) for i, _ in while_open), while_open
+    response.close()
+    reader.ended.wait(5)
+    time.sleep(0.5)
+    after_close = replayed()
+    assert all(i > max(first, private) for i, _ in after_close), after_close
+    assert not [e for i, e in after_close if i <= delivered and e["type"] == "action"]
