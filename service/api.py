@@ -101,7 +101,8 @@ UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")
 PROBLEM_JSON = "application/problem+json"
 PROBLEMS = {
     400: "Malformed request (invalid_request)",
-    401: "Token or stream ticket missing, malformed or used (token_required, invalid_ticket)",
+    401: "Token or stream ticket missing, malformed or used, or the ticket's seat changed hands "
+    "(token_required, invalid_ticket)",
     403: "Token holds no seat here (invalid_token)",
     404: "Unknown game, match or seat",
     409: "Not now: not_your_turn, match_not_started, match_over, match_not_over, seat_taken, "
@@ -124,7 +125,9 @@ def sse_response(event: str) -> dict[str, Any]:
     return {
         "description": "Server-Sent Events: each event's `id:` is its index and its `data:` "
         f"the event as in the log, one JSON `{event}` (redacted for the caller); comment "
-        "lines keep the connection alive; the stream ends after `match_over`.",
+        "lines keep the connection alive; the stream ends after `match_over`, or after the "
+        "`seat_left` (or `seat_joined`) of the seat it follows as, once that seat changed "
+        "hands.",
         "headers": {
             "Cache-Control": header_ref("Cache-Control"),
             "X-Accel-Buffering": header_ref("X-Accel-Buffering"),
@@ -455,7 +458,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             **header_parameters(
                 {"in": "header", "name": "If-None-Match", "schema": {"type": "string"}}
             ),
-            **problems(401, 403, 404, 503),
+            **problems(401, 403, 404, 429, 503),
         )
         @blp.alt_response(
             304,
@@ -465,7 +468,10 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         def get(self, match_id: str, legal_actions: bool, wait: float) -> Response:
             """The match as the caller may see it: a seat's view with its token,
             a spectator's without. `ETag` names the version and the viewer; the
-            token is checked before `If-None-Match` is."""
+            token is checked before `If-None-Match` is. A `wait` that waits is a
+            long poll: it counts against the follower caps (429
+            `too_many_followers`), and ends at once with 403 `invalid_token` if
+            the token's seat changes hands meanwhile."""
             token = auth.bearer_token()
             loaded = matches().load(game, match_id)
             seat = matches().seat_for(loaded, token)
@@ -631,7 +637,10 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             """Follow the match live, as Server-Sent Events: as the seat of
             the bearer token, or of a stream ticket (`?ticket=`, for a
             browser's EventSource), else as a spectator. A reconnection
-            after the end answers 204, which stops an EventSource. A token in
+            after the end answers 204, which stops an EventSource. A stream
+            as a seat ends when the seat changes hands (its ticket is then
+            refused); a used ticket resumes no earlier than what its stream
+            has sent (a lower `Last-Event-ID` or `after` is raised). A token in
             the URL (`?token=`, on any operation) is refused: 400
             `token_in_url`."""
             resume = header_number("Last-Event-ID")

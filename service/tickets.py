@@ -271,7 +271,9 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
         def get(self, ticket: str) -> Response:
             """Follow every match of a ticket over one stream: each event's
             data carries its `match` and `game`; the stream ends when every
-            match is over."""
+            match is over, or when a seat it follows as changes hands (the
+            ticket is then refused). A reconnection resumes no earlier than
+            what the ticket's stream has sent."""
             matches = current_app.extensions["ludotheque.matches"]
             resume = request.headers.get("Last-Event-ID")
             lease = matches.settings.bounds.stream_max_s + 30
