@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from engines import GAMES
+from service.access import ends_following, may_follow_as, private_to
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
 from tests.engines.conformance import new_match
@@ -159,3 +160,22 @@ def test_long_poll_times_out_with_no_events(api):
         f"{api.base}/v1/games/{GAME}/matches/{match_id}/events", params={"wait": 31}
     )
     assert too_long.status_code == 422
+
+
+def test_a_follower_follows_as_a_seat_only_while_its_token_holds_it():
+    """service.access's following rules, as the streams and long polls use them."""
+    seats = [{"token": "h0"}, {"token": None}, {"token": "h2"}]
+    assert may_follow_as(seats, None, None)  # a spectator: anyone
+    assert may_follow_as(seats, 0, "h0")
+    assert not may_follow_as(seats, 0, "h2")  # another token's seat
+    assert not may_follow_as(seats, 1, "h1")  # left: open now
+    assert not may_follow_as(seats, 5, "h0")
+    left = {"type": "seat_left", "seat": 1, "version": 7}
+    assert ends_following(left, 1, 6)
+    assert not ends_following(left, 1, 7)  # before the check: history, not a change
+    assert not ends_following(left, 0, 6) and not ends_following(left, None, 6)
+    assert ends_following({"type": "seat_joined", "seat": 1, "version": 8}, 1, 7)
+    assert not ends_following({"type": "match_started", "version": 8}, 1, 7)
+    assert private_to({"type": "action", "to": [1]}, 1)
+    assert not private_to({"type": "action", "to": [1]}, 0)
+    assert not private_to({"type": "chosen"}, 1)
