@@ -179,3 +179,41 @@ def test_a_follower_follows_as_a_seat_only_while_its_token_holds_it():
     assert private_to({"type": "action", "to": [1]}, 1)
     assert not private_to({"type": "action", "to": [1]}, 0)
     assert not private_to({"type": "chosen"}, 1)
+
+
+def test_an_events_long_poll_as_a_seat_ends_with_its_seat_left(live):
+    """Issue 31, point 2: the long poll of seat 1's holder answers with the
+    events up to the seat's ``seat_left``; the next one with that token is
+    refused, as every request with it."""
+    api = ApiClient(live.base, live.http)
+    created = api.create(GAME, {"players": [{"name": "Host"}, {}, {}]}).json()
+    match_id = created["id"]
+    token = api.join(GAME, match_id, 1, "A").json()["token"]
+    last = all_events(api, match_id, token)[-1]["index"]
+    answer: dict = {}
+
+    def poll() -> None:
+        answer["response"] = api.http.get(
+            f"{api.base}/v1/games/{GAME}/matches/{match_id}/events",
+            params={"after": last, "wait": 10},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        )
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    time.sleep(0.3)
+    left = api.http.delete(
+        f"{api.base}/v1/games/{GAME}/matches/{match_id}/seats/1",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert left.status_code == 200
+    poller.join(timeout=15)
+    events = answer["response"].json()["events"]
+    assert events[-1]["type"] == "seat_left" and events[-1]["seat"] == 1
+    again = api.http.get(
+        f"{api.base}/v1/games/{GAME}/matches/{match_id}/events",
+        params={"after": events[-1]["index"], "wait": 1},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert again.status_code == 403 and again.json()["code"] == "invalid_token"

@@ -287,3 +287,18 @@ def test_a_long_poll_takes_its_cursor_from_last_event_id(live):
         headers={"Authorization": f"Bearer {tokens[0]}", "Last-Event-ID": "1"},
     )
     assert answer.json()["events"] == [e for e in everything if e["index"] > 1]
+
+
+def test_a_tickets_floor_rises_match_by_match_and_never_falls(redis_client):
+    """Issue 31, point 9: what a used ticket's stream has sent, per match
+    followed, as redeem hands it to a reconnection."""
+    follows = [{"game": "dekal", "match": m, "seat": None, "token": None} for m in "ab"]
+    ticket = tickets.issue(redis_client, follows, 60)
+    assert tickets.redeem(redis_client, ticket, False, 900)[2] == [0, 0]
+    tickets.keep_floor(redis_client, ticket, [3, 5])
+    tickets.keep_floor(redis_client, ticket, [4, 2])
+    assert tickets.redeem(redis_client, ticket, True, 900)[2] == [4, 5]
+    # an expired ticket is not brought back as a hash without its TTL
+    gone = tickets.ticket_key("never-issued")
+    tickets.keep_floor(redis_client, "never-issued", [1])
+    assert not redis_client.exists(gone)
