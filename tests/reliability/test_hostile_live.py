@@ -390,3 +390,42 @@ def test_a_used_ticket_does_not_replay_the_past(server):
     after_close = replayed()
     assert all(i > max(first, private) for i, _ in after_close), after_close
     assert not [e for i, e in after_close if i <= delivered and e["type"] == "action"]
+
+
+def test_a_browser_eventsource_as_a_seat_stops_for_good_when_the_seat_changes_hands(live, browser):
+    """Point 2, as a page sees it: Chromium follows seat 1 with a ticket;
+    A leaves and B takes the seat. The EventSource got B's events; now its
+    last message is its seat's ``seat_left``, its reconnection is refused and
+    it closes for good (``readyState`` CLOSED): the page's ``onerror`` runs."""
+    game = "ducale"
+    api = Lifecycle(live.base)
+    match_id, host, token_a = waiting_match(api, game)
+    ticket = requests.post(
+        live.url(f"/v1/games/{game}/matches/{match_id}/stream-tickets"),
+        headers=bearer(token_a),
+        timeout=10,
+    ).json()
+    page = browser.new_page()
+    try:
+        page.goto(live.url("/v1/games"))
+        page.evaluate(
+            """(url) => {
+                window.got = []; window.stopped = false;
+                const source = new EventSource(url);
+                source.onmessage = (m) => window.got.push(JSON.parse(m.data));
+                source.onerror = () => {
+                    if (source.readyState === EventSource.CLOSED) window.stopped = true;
+                };
+            }""",
+            live.url(ticket["stream"]),
+        )
+        page.wait_for_function("() => window.got.some((e) => e.type === 'seat_joined')")
+        tokens = leave_and_replace(api, game, match_id, token_a)
+        tokens[0] = host
+        play_until_seat_acted(api, game, match_id, tokens)
+        page.wait_for_function("() => window.stopped", timeout=10_000)
+        got = page.evaluate("() => window.got")
+    finally:
+        page.close()
+    assert got[-1]["type"] == "seat_left" and got[-1]["seat"] == 1, got[-3:]
+    assert not [e for e in got if e["type"] == "action"]
