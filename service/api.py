@@ -498,7 +498,9 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         def post(self, body: dict[str, Any], match_id: str, seat: int) -> Response:
             """Take an open seat, for yourself (the answer holds its token,
             shown once) or for a bot. The match starts when every seat is taken."""
-            taken = matches().join(game, match_id, seat, body.get("name"), body.get("bot"))
+            taken = matches().join(
+                game, match_id, seat, body.get("name"), body.get("bot"), request.remote_addr
+            )
             return json_response(taken, 201)
 
     @blp.route("/matches/<match_id>/legal-actions")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engines.core import Event, Game, IllegalAction
-from service import auth, webhooks
+from service import access, auth, webhooks
 from service.endings import RESIGNED_BOT, ended_early
 from service.errors import Problem
 from service.fairness import new_randomness, revealed, shown
@@ -39,45 +39,29 @@ def _change(matches: Matches, game: Game, match_id: str, token: str, decide: Dec
     raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
 
 
-def _not_over(game: Game, match: dict[str, Any]) -> str:
-    status = status_of(game, match)
-    if status == "finished":
-        raise Problem(409, "match_over", "this match is over")
-    return status
-
-
 def leave(matches: Matches, game: Game, match_id: str, seat: int, token: str) -> dict[str, Any]:
     """Give ``seat`` back before the match starts: its token stops working
     and the seat is open again (and back in the lobby if the match is listed)."""
 
     def decide(match: dict[str, Any], holder: int) -> list[Event]:
-        if holder != seat:
-            raise Problem(403, "not_your_seat", f"this token holds seat {holder}, not {seat}")
-        if _not_over(game, match) == "active":
-            raise Problem(409, "match_started", "a seat can be left only before the start")
-        if match.get("seeded"):
-            raise Problem(
-                409,
-                "seeded_match",
-                "a match whose seed the creator chose never has an open seat",
-            )
+        access.check_leave(match, status_of(game, match), holder, seat)
         match["seats"][seat] = {"name": None, "token": None, "bot": None}
         return [{"type": "seat_left", "seat": seat}]
 
     loaded = _change(matches, game, match_id, token, decide)
+    _still_waiting(matches, loaded.match, waiting=True)  # its waiting time starts again
     return present(game, loaded.match, loaded.version, None)
 
 
-def resign(matches: Matches, game: Game, match_id: str, token: str) -> dict[str, Any]:
+def resign(
+    matches: Matches, game: Game, match_id: str, token: str, address: str | None = None
+) -> dict[str, Any]:
     """Give up: ranked last; the match ends if one seat (or none) is left in,
-    else a bot plays the seat from now on."""
+    else a bot plays the seat from now on (charged to the resigner's ``address``)."""
 
     def decide(match: dict[str, Any], seat: int) -> list[Event]:
-        if _not_over(game, match) == "waiting":
-            raise Problem(409, "match_not_started", "some seats are still open")
+        access.check_resign(match, status_of(game, match), seat)
         resigned = match.setdefault("resigned", [])
-        if seat in resigned:
-            raise Problem(409, "seat_resigned", f"seat {seat} has already resigned")
         resigned.append(seat)
         match["human_acted"] = True
         n_seats = len(match["seats"])
@@ -88,6 +72,8 @@ def resign(matches: Matches, game: Game, match_id: str, token: str) -> dict[str,
                 {"type": "match_over", **revealed(match, match["ended"])},
             ]
         match["seats"][seat]["bot"] = RESIGNED_BOT
+        if address and address != match.get("creator"):
+            match["seats"][seat]["payer"] = address
         return [{"type": "resigned", "seat": seat, "bot": RESIGNED_BOT}]
 
     loaded = _change(matches, game, match_id, token, decide)
@@ -95,12 +81,11 @@ def resign(matches: Matches, game: Game, match_id: str, token: str) -> dict[str,
 
 
 def abort(matches: Matches, game: Game, match_id: str, token: str) -> dict[str, Any]:
-    """Call the match off while nobody but bots has acted: no winner."""
+    """Call the match off while nobody but bots has acted: no winner. Only a
+    seat the match was created with may (a stranger who joined may leave)."""
 
     def decide(match: dict[str, Any], seat: int) -> list[Event]:
-        _not_over(game, match)
-        if match.get("human_acted"):
-            raise Problem(409, "abort_too_late", "a seat has acted: resign instead")
+        access.check_abort(match, status_of(game, match), seat)
         match["ended"] = ended_early(len(match["seats"]), [], "abort", seat)
         return [
             {"type": "aborted", "seat": seat},
@@ -108,7 +93,15 @@ def abort(matches: Matches, game: Game, match_id: str, token: str) -> dict[str, 
         ]
 
     loaded = _change(matches, game, match_id, token, decide)
+    _still_waiting(matches, loaded.match, waiting=False)  # no longer counts against its creator
     return present(game, loaded.match, loaded.version, matches.seat_for(loaded, token))
+
+
+def _still_waiting(matches: Matches, match: dict[str, Any], waiting: bool) -> None:
+    """Tell the creator's quota that ``match`` waits on (from now) or no longer does."""
+    creator = match.get("creator")
+    if matches.quotas is not None and creator is not None:
+        matches.quotas.joined(creator, match["id"], waiting, time.time())
 
 
 # -- rematch -------------------------------------------------------------------
@@ -118,26 +111,29 @@ def new_seat_of(seat: int, n_seats: int) -> int:
     return (seat - 1) % n_seats
 
 
-def rematch(matches: Matches, game: Game, match_id: str, token: str) -> dict[str, Any]:
+def rematch(
+    matches: Matches, game: Game, match_id: str, token: str, address: str | None = None
+) -> dict[str, Any]:
     """Offer a rematch of a finished match, or accept the one on offer; either
-    way the caller takes their seat in the new match and gets its token."""
+    way the caller takes their seat in the new match and gets its token.
+    Whoever creates the rematch (the first to ask) is charged for it, from
+    ``address``, as for any creation: its rate, its waiting match, its bots."""
     for _ in range(matches.settings.max_attempts):
         loaded = matches.load(game, match_id)
         seat = matches.seat_for(loaded, token)
         match = loaded.match
-        if status_of(game, match) != "finished":
-            raise Problem(409, "match_not_over", "a rematch is for a match that has ended")
+        access.check_rematch(status_of(game, match))
         if match.get("rematch") is None:
             match["rematch"] = {"id": uuid.uuid4().hex, "offered_by": seat}
             events = [{"type": "rematch_offered", "seat": seat, "match": match["rematch"]["id"]}]
             if matches._commit(game, match, loaded.version, events).version is None:
                 continue  # another write won (perhaps another seat's offer): read again
-        return _take_rematch_seat(matches, game, match, seat)
+        return _take_rematch_seat(matches, game, match, seat, address)
     raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
 
 
 def _take_rematch_seat(
-    matches: Matches, game: Game, old: dict[str, Any], seat: int
+    matches: Matches, game: Game, old: dict[str, Any], seat: int, address: str | None
 ) -> dict[str, Any]:
     """Seat ``seat`` of ``old`` takes its seat in the rematch, creating the
     rematch first if nobody has yet (a create is a write at version 0, so
@@ -147,7 +143,7 @@ def _take_rematch_seat(
     for _ in range(matches.settings.max_attempts):
         found = matches.store.load(new_id)
         if found is None:
-            version, new = 0, rematch_match(game, old)
+            version, new = 0, rematch_match(game, old, address)
             created = {"type": "match_created", "seats": public_seats(new), **shown(new)}
             events = [created | {"rematch_of": old["id"]}]
         else:
@@ -168,23 +164,39 @@ def _take_rematch_seat(
             "bot": None,
         }
         events.append({"type": "seat_joined", "seat": new_seat, "name": held["name"], "bot": None})
-        if status_of(game, new) == "active":
+        status = status_of(game, new)
+        if status == "active":
             events.append({"type": "match_started"})
+        if version == 0:
+            _charge_creation(matches, new, status == "waiting")
         if matches._commit(game, new, version, events).version is not None:
+            if version > 0:
+                _still_waiting(matches, new, status == "waiting")
             return {
                 "id": new_id,
                 "game": game.name,
                 "seat": new_seat,
                 "name": held["name"],
                 "token": token,
-                "status": status_of(game, new),
+                "status": status,
             }
     raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
 
 
-def rematch_match(game: Game, old: dict[str, Any]) -> dict[str, Any]:
+def _charge_creation(matches: Matches, new: dict[str, Any], waiting: bool) -> None:
+    """Count the creation of ``new`` against its creator's quotas (429 past
+    them): the creation rate, the waiting matches, the live bot seats."""
+    creator = new.get("creator")
+    if matches.quotas is not None and creator is not None:
+        matches.quotas.admit(creator, new["id"] if waiting else None, time.time())
+    bots = [i for i, held in enumerate(new["seats"]) if held.get("bot")]
+    matches.scheduler.reserve(new, bots)
+
+
+def rematch_match(game: Game, old: dict[str, Any], creator: str | None) -> dict[str, Any]:
     """The rematch of ``old``: same game and options, a new seed, seats rotated;
-    a bot's seat goes to the same bot, a person's awaits them."""
+    a bot's seat goes to the same bot, a person's awaits them; ``creator``:
+    the address that asked for it, charged for it."""
     n_seats = len(old["seats"])
     randomness = new_randomness(None)
     try:
@@ -210,6 +222,7 @@ def rematch_match(game: Game, old: dict[str, Any]) -> dict[str, Any]:
         "deadlines": [None] * n_seats,
         "state": state,
         "listed": False,
+        "creator": creator,
         "created_at": time.time(),
         "rematch_of": old["id"],
         **webhooks.carried(old),
