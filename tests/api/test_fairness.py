@@ -496,3 +496,24 @@ def test_a_seat_cannot_resign_twice_nor_after_the_end_even_when_signed(live):
     no_such_seat = copy.deepcopy(record)
     no_such_seat["endings"][0]["seat"] = 5
     assert any("no seat 5" in p for p in verify(sign(no_such_seat, key), public_key(live)))
+
+
+def test_the_few_lines_of_python_in_the_docs_check_a_signature(live, tmp_path, resigned):
+    """docs/fairness.md's canonical form, as its second Python snippet
+    writes it with nothing but `cryptography`: it accepts the served record
+    and rejects one with a name changed."""
+    text = FAIRNESS_DOC.read_text(encoding="utf-8")
+    snippet = re.findall(r"```python\n(.*?)```", text, re.S)[1]
+    assert "Ed25519PublicKey" in snippet
+    (tmp_path / "record-key.json").write_bytes(live.http.get(live.url("/v1/record-key")).content)
+    renamed = doctored("the seats' names", resigned)
+    for given, holds in ((resigned, True), (renamed, False)):
+        (tmp_path / "record.json").write_text(json.dumps(given), encoding="utf-8")
+        run = subprocess.run(
+            [sys.executable, "-c", snippet],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (run.returncode == 0) is holds, run.stdout + run.stderr
