@@ -20,11 +20,13 @@ import pytest
 
 from engines import GAMES
 from service.api import game_schemas, record_schema
+from service.app import create_app
 from service.endings import ended_early
 from service.fairness import commitment, verify
-from service.signing import sign
+from service.signing import from_pem, new_pem, sign
 from service.store import match_key
 from tests.api.client import ApiClient
+from tests.conftest import LiveServer
 from tests.engines.conformance import new_match
 
 GAME_NAMES = sorted(GAMES)
@@ -517,3 +519,44 @@ def test_the_few_lines_of_python_in_the_docs_check_a_signature(live, tmp_path, r
             timeout=120,
         )
         assert (run.returncode == 0) is holds, run.stdout + run.stderr
+
+
+def test_an_abort_after_a_move_the_clock_played_is_legal_and_says_so(live, redis_client):
+    """A seat whose turn clock ran out did not act: the server played for it
+    (``timed_out`` in the record), and the match may still be aborted."""
+    api = ApiClient(live.base, live.http)
+    players = [{"name": "Ada"}, {"name": "Bob"}]
+    created = api.create("pacal", {"players": players, "options": {"turn_timeout_s": 60}})
+    assert created.status_code == 201, created.text
+    match_id, tokens = created.json()["id"], [s["token"] for s in created.json()["seats"]]
+    stored = orjson.loads(redis_client.hget(match_key(match_id), "d"))
+    stored["deadlines"] = [0 if deadline else None for deadline in stored["deadlines"]]
+    redis_client.hset(match_key(match_id), "d", orjson.dumps(stored))  # the clock ran out
+    matches = live.app.extensions["ludotheque.matches"]
+    assert matches.play_server_turn(match_id, 0.01, random.Random(1))
+    lifecycle(api, "pacal", match_id, "abort", tokens[1])
+    record = api.http.get(record_url(api, "pacal", match_id)).json()
+    assert [step["timed_out"] for step in record["actions"]] == [True]
+    assert verify(record, public_key(live)) == []
+    by_hand = copy.deepcopy(record)
+    by_hand["actions"][0]["timed_out"] = False
+    problems = verify(sign(by_hand, server_key(live)), public_key(live))
+    assert any("abort after a person's action" in p for p in problems)
+
+
+def test_a_deployment_signs_with_the_key_file_it_supplies(redis_url, tmp_path):
+    path = tmp_path / "record-key.pem"
+    path.write_bytes(new_pem())
+    server = LiveServer({"REDIS_URL": redis_url, "RECORD_KEY_FILE": str(path)})
+    try:
+        api = ApiClient(server.base, server.http)
+        published = server.http.get(server.url("/v1/record-key")).json()
+        assert published == from_pem(path.read_bytes()).published()
+        record = ended_early_record(api, ["Ada", "Bob"], [("resign", 0)])
+        assert record["signature"]["key_id"] == published["key_id"]
+        assert verify(record, bytes.fromhex(published["public_key"])) == []
+    finally:
+        server.stop()
+    path.write_text("not a key", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="LUDOTHEQUE_RECORD_KEY_FILE"):
+        create_app({"REDIS_URL": redis_url, "RECORD_KEY_FILE": str(path)})
