@@ -1,4 +1,4 @@
-"""The ``ludotheque`` command: ``serve``, ``worker``, ``openapi``, ``verify``, ..."""
+"""The ``ludotheque`` command: ``serve`` and ``openapi``."""
 
 from __future__ import annotations
 
