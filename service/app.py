@@ -28,6 +28,7 @@ from service.observability import init_observability
 from service.play import play
 from service.quotas import quotas_for
 from service.scheduler import BotLimits, Scheduler
+from service.signing import RecordKeys
 from service.store import Store, connect
 
 
@@ -99,6 +100,7 @@ ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("STREAM_MAX_S", "LUDOTHEQUE_STREAM_MAX_S", float),
     ("REDIS_MAX_CONNECTIONS", "LUDOTHEQUE_REDIS_MAX_CONNECTIONS", int),
     ("STREAM_TICKET_TTL", "LUDOTHEQUE_STREAM_TICKET_TTL", int),
+    ("RECORD_KEY_FILE", "LUDOTHEQUE_RECORD_KEY_FILE", str),
 ]
 
 
@@ -188,6 +190,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
     app.extensions["ludotheque.matches"] = Matches(
         store, settings, quotas_for(app, store), Scheduler(store.client, limits)
+    )
+
+    # records' signing key: the deployment's file, else one kept in the store
+    app.extensions["ludotheque.record_keys"] = RecordKeys(
+        app.config.get("RECORD_KEY_FILE"), client
     )
 
     api = LudothequeApi(app)

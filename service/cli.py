@@ -61,6 +61,10 @@ def serve(host: str, port: int, data_dir: str, workers: int, bot_workers: int) -
         return
     with EmbeddedRedis(data_dir) as url:
         os.environ["REDIS_URL"] = url
+        if "LUDOTHEQUE_RECORD_KEY_FILE" not in os.environ:  # records' key, kept beside the AOF
+            from service.signing import ensure_key_file
+
+            os.environ["LUDOTHEQUE_RECORD_KEY_FILE"] = str(ensure_key_file(Path(data_dir)))
         run_servers(bot_workers)
 
 
@@ -140,30 +144,75 @@ def spec_text() -> str:
 
 @main.command()
 @click.argument("record", type=click.File("rb"))
-def verify(record: click.utils.LazyFile) -> None:
+@click.option(
+    "--key",
+    help="the server's public record key: its 64 hex digits, or a file holding them, "
+    "GET /v1/record-key's answer or a PEM key",
+)
+@click.option("--server", help="fetch the public key from this server's GET /v1/record-key")
+def verify(record: click.utils.LazyFile, key: str | None, server: str | None) -> None:
     """Check a finished match's RECORD (a file, or - for stdin), as
-    GET .../matches/{id}/record gives it: the seed and salt give the
-    commitment shown during the match, and the actions replay with the
-    engine to the recorded outcome. Exit status 0 only when all holds."""
+    GET .../matches/{id}/record gives it: the server's signature binds every
+    field, the seed and salt give the commitment shown during the match, the
+    actions replay with the engine, the endings are ones the server allows,
+    and all lead to the recorded outcome. The public key comes from --key
+    (offline), --server, else $LUDOTHEQUE_RECORD_KEY_FILE or ./data's key
+    (`ludotheque serve`'s own). Exit status 0 only when all holds."""
     from service.fairness import verify as check
 
+    public = record_public_key(key, server)
     try:
         document = json.loads(record.read())
     except ValueError as malformed:
         raise click.ClickException(f"not JSON: {malformed}") from None
     if not isinstance(document, dict):
         raise click.ClickException("not a record: the JSON is not an object")
-    problems = check(document)
+    problems = check(document, public)
     if problems:
         for problem in problems:
             click.echo(f"FAILED: {problem}", err=True)
         raise SystemExit(1)
     click.echo(
-        f"ok: {document['game']} match {document.get('id')}: the seed and salt give the "
+        f"ok: {document['game']} match {document.get('id')}, signed by "
+        f"{document['signature']['key_id']}: the seed and salt give the "
         f"commitment {document['seed_commitment']}, and its {len(document['actions'])} "
         f"actions replay to the recorded outcome (winners {document['outcome']['winners']})"
         + (" [seeded: the creator chose this seed]" if document.get("seeded") else "")
     )
+
+
+def record_public_key(key: str | None, server: str | None) -> bytes:
+    """The public key to check a record's signature with (``verify``)."""
+    from service.signing import KEY_FILE, parse_public_key
+
+    if key is not None and server is not None:
+        raise click.UsageError("give --key or --server, not both")
+    if server is not None:
+        import urllib.request
+
+        url = server.rstrip("/") + "/v1/record-key"
+        try:
+            with urllib.request.urlopen(url, timeout=30) as answer:
+                text = answer.read().decode("utf-8")
+        except (OSError, ValueError) as failed:
+            raise click.ClickException(f"no public key from {url}: {failed}") from None
+        source = url
+    else:
+        found = key or os.environ.get("LUDOTHEQUE_RECORD_KEY_FILE")
+        if found is None and Path("data", KEY_FILE).exists():
+            found = str(Path("data", KEY_FILE))
+        if found is None:
+            raise click.UsageError(
+                "no public key to check the signature with: give --key (the server's "
+                "GET /v1/record-key) or --server URL"
+            )
+        source, text = found, found
+        if Path(found).is_file():
+            text = Path(found).read_text(encoding="utf-8")
+    try:
+        return parse_public_key(text)
+    except (ValueError, KeyError, TypeError) as malformed:
+        raise click.ClickException(f"not a public record key ({source}): {malformed}") from None
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})

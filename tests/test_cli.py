@@ -1,9 +1,11 @@
-"""`ludotheque serve`: embedded Redis with AOF, gunicorn, clean stop, restart."""
+"""`ludotheque serve`: embedded Redis with AOF, gunicorn, clean stop, restart, and
+the records' signing key kept in the data directory."""
 
 from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -12,6 +14,7 @@ from pathlib import Path
 import requests
 
 from service.embedded import free_port
+from service.signing import from_pem
 
 LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
 
@@ -53,6 +56,7 @@ def interrupt(process: subprocess.Popen) -> str:
 
 def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env.pop("LUDOTHEQUE_RECORD_KEY_FILE", None)
     port = free_port()
     data = tmp_path / "data"
     server = start(data, port, env)
@@ -73,16 +77,23 @@ def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
             timeout=30,
         )
         assert played.status_code == 200
+        key = requests.get(f"http://127.0.0.1:{port}/v1/record-key", timeout=30).json()
     finally:
         err = interrupt(server)
     assert server.returncode == 0, err
     assert any(data.rglob("*.aof")), "the embedded Redis keeps an append-only file"
+    # the records' signing key, created on the first start, for its owner's eyes only
+    key_file = data / "record-key.pem"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert from_pem(key_file.read_bytes()).published() == key
     # nothing is left running: the port is free again
     again = start(data, port, env)
     try:
         seen = requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
         assert seen["version"] == played.json()["version"]
         assert seen["view"] == played.json()["view"]
+        # the same key signs the records after the restart
+        assert requests.get(f"http://127.0.0.1:{port}/v1/record-key", timeout=30).json() == key
     finally:
         interrupt(again)
 
