@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import parse_qsl
 
 from flask import Flask, Response, request
 from werkzeug.routing import Map
@@ -61,12 +62,13 @@ TOKEN_PARAMETERS = ("token", "access_token")
 
 
 def names_a_token(query: bytes) -> bool:
-    """Whether a parameter of ``query`` is ``token`` or ``access_token``,
-    however spelt: any case, percent-encoded, spaces around."""
+    """Whether a parameter of ``query`` (a raw query string) is ``token`` or
+    ``access_token``, however spelt: any case, percent-encoded, spaces around."""
     lowered = query.lower()
     if b"%" not in lowered and b"token" not in lowered:
-        return False  # nothing could decode to it (the usual query: a few µs saved)
-    return any(name.strip().lower() in TOKEN_PARAMETERS for name in request.args)
+        return False  # nothing could decode to it (the usual query: no parsing)
+    pairs = parse_qsl(lowered.decode("latin-1"), keep_blank_values=True)
+    return any(name.strip().lower() in TOKEN_PARAMETERS for name, _ in pairs)
 
 
 def refuse_token_in_url() -> None:
