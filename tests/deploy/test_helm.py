@@ -819,6 +819,27 @@ def test_redis_url_comes_from_the_chart_secret_or_the_existing_one(chart):
         assert "checksum/secret" not in template["metadata"]["annotations"]
 
 
+def test_the_record_key_is_a_secret_mounted_read_only_into_the_api(chart):
+    values = {**CASES["defaults"], "recordKey": {"existingSecret": "ludo-record-key"}}
+    specs = pod_specs(render(chart, values))
+    api = next(t for name, t in specs.items() if name.endswith("-api"))
+    (container,) = api["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["LUDOTHEQUE_RECORD_KEY_FILE"] == "/etc/ludotheque/record-key/record-key.pem"
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == "record-key"]
+    assert mount == {
+        "name": "record-key",
+        "mountPath": "/etc/ludotheque/record-key",
+        "readOnly": True,
+    }
+    (volume,) = [v for v in api["spec"]["volumes"] if v["name"] == "record-key"]
+    assert volume["secret"]["secretName"] == "ludo-record-key"
+    # without it, no key file: the API keeps one in Redis (docs/configuration.md)
+    for template in pod_specs(render(chart, CASES["defaults"])).values():
+        (container,) = template["spec"]["containers"]
+        assert "LUDOTHEQUE_RECORD_KEY_FILE" not in {e["name"] for e in container["env"]}
+
+
 def test_configuration_reaches_both_containers_through_the_configmap(chart):
     objects = render(chart, CASES["existing-secret-ingress-fixed-replicas"])
     (config,) = by_kind(objects, "ConfigMap").values()
