@@ -359,12 +359,13 @@ def verify(record: click.utils.LazyFile, key: str | None, server: str | None) ->
     (offline), --server, else $LUDOTHEQUE_RECORD_KEY_FILE or ./data's key
     (`ludotheque serve`'s own). Exit status 0 only when all holds."""
     from service.fairness import verify as check
+    from service.signing import load_record
 
     public = record_public_key(key, server)
     try:
-        document = json.loads(record.read())
+        document = load_record(record.read())
     except ValueError as malformed:
-        raise click.ClickException(f"not JSON: {malformed}") from None
+        raise click.ClickException(f"not a record's JSON: {malformed}") from None
     if not isinstance(document, dict):
         raise click.ClickException("not a record: the JSON is not an object")
     problems = check(document, public)

@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,7 @@ KEY_FILE = "record-key.pem"  # in ``ludotheque serve``'s data directory
 STORE_KEY = "ludotheque:record-key"  # the key kept in the store when no file is configured
 PUBLIC_BYTES = 32
 SIGNATURE_BYTES = 64
+SIGNATURE_HEX = re.compile(f"[0-9a-f]{{{2 * SIGNATURE_BYTES}}}")
 
 
 @dataclass(frozen=True)
@@ -171,12 +173,17 @@ def check(record: dict[str, Any], public: bytes) -> str | None:
             "binds its names, id, options, endings or outcome (its deal and replay are "
             "checked below)"
         )
-    try:
-        algorithm, named, value = signature["algorithm"], signature["key_id"], signature["value"]
-        raw = bytes.fromhex(value)
-    except (KeyError, TypeError, ValueError):
-        return "the signature is malformed: it needs algorithm, key_id and a hex value"
-    if algorithm != ALGORITHM or len(raw) != SIGNATURE_BYTES:
+    # the signature object is bound too: exactly its three members, the value
+    # exactly as the server writes it (lowercase hex, nothing between the digits)
+    if not isinstance(signature, dict) or set(signature) != {"algorithm", "key_id", "value"}:
+        return "the signature is malformed: it has exactly algorithm, key_id and value"
+    algorithm, named, value = signature["algorithm"], signature["key_id"], signature["value"]
+    if not isinstance(value, str) or not SIGNATURE_HEX.fullmatch(value):
+        return (
+            f"the signature is malformed: its value is {2 * SIGNATURE_BYTES} lowercase hex digits"
+        )
+    raw = bytes.fromhex(value)
+    if algorithm != ALGORITHM:
         return f"the signature is not an {ALGORITHM} signature"
     if named != key_id(public):
         return f"signed by the key {named!r}, not by the key given ({key_id(public)})"
@@ -185,6 +192,25 @@ def check(record: dict[str, Any], public: bytes) -> str | None:
     except InvalidSignature:
         return "the signature does not hold: a field of the record was changed after signing"
     return None
+
+
+def load_record(text: str | bytes) -> Any:
+    """A record file's JSON, refusing what two readers could read apart: a
+    key repeated in an object (one parser keeps the first value, another the
+    last), and NaN or Infinity, which JSON does not have. ValueError if so."""
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for name, value in pairs:
+            if name in found:
+                raise ValueError(f"the key {name!r} is repeated in an object")
+            found[name] = value
+        return found
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, object_pairs_hook=unique, parse_constant=constant)
 
 
 def parse_public_key(text: str) -> bytes:

@@ -563,3 +563,42 @@ def test_a_deployment_signs_with_the_key_file_it_supplies(redis_url, tmp_path):
     path.write_text("not a key", encoding="utf-8")
     with pytest.raises(RuntimeError, match="LUDOTHEQUE_RECORD_KEY_FILE"):
         create_app({"REDIS_URL": redis_url, "RECORD_KEY_FILE": str(path)})
+
+
+def duplicated(record: dict[str, Any], name: str, first: Any) -> bytes:
+    """``record`` as JSON whose ``name`` appears twice: ``first``, then its own
+    value (a parser that keeps the first sees the doctored one)."""
+    text = orjson.dumps(record).decode()
+    return ("{" + json.dumps(name) + ":" + json.dumps(first) + "," + text[1:]).encode()
+
+
+@pytest.mark.parametrize(
+    "name, first",
+    [
+        ("outcome", {"winners": [0], "ranking": [[0], [1]]}),
+        ("id", "0" * 32),
+    ],
+)
+def test_the_command_refuses_a_record_with_a_repeated_key(live, tmp_path, resigned, name, first):
+    """Adversary's finding: a doctored value before the genuine one verified
+    ('ok'), while a reader that keeps the first value shows the doctored one."""
+    path = tmp_path / "record.json"
+    path.write_bytes(duplicated(resigned, name, first))
+    checked = run_command(["verify", "--key", public_key(live).hex(), str(path)])
+    assert checked.returncode != 0, checked.stdout
+    assert "repeat" in checked.stderr and "Traceback" not in checked.stderr
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda s: s | {"outcome": {"winners": [0]}},
+        lambda s: s | {"value": s["value"].upper()},
+        lambda s: s | {"value": " ".join(s["value"][i : i + 2] for i in range(0, 128, 2))},
+    ],
+    ids=["an extra member", "upper-case hex", "spaced hex"],
+)
+def test_the_signature_object_is_bound_too(live, resigned, change):
+    changed = copy.deepcopy(resigned)
+    changed["signature"] = change(resigned["signature"])
+    assert verify(changed, public_key(live)), "a changed signature object verified"
