@@ -12,8 +12,10 @@
   ignored: ignored, it left the page following as a spectator without a
   word. The answer says to use a stream ticket; a token never travels in a
   URL (logs, history and referrers keep URLs). Every spelling is refused
-  alike: any case (``?Token=``, ``?ACCESS_TOKEN=``), percent-encoded
-  (``?%74oken=``), with spaces around the name.
+  alike, by meaning: any case (``?Token=``, ``?ACCESS_TOKEN=``),
+  percent-encoded (``?%74oken=``), with spaces, brackets, NULs or dashes
+  in the name (``token[]``, ``token%00``, ``access-token``,
+  ``accessToken``), after a ``;`` as after a ``&``.
 - Routing never redirects (``/v1//games`` is 404, not 308 to ``/v1/games``):
   werkzeug's redirects are absolute URLs built from the request's ``Host``
   header, which the client chose, so an answer would send a browser or a
@@ -23,8 +25,9 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_plus
 
 from flask import Flask, Response, request
 from werkzeug.routing import Map
@@ -58,17 +61,23 @@ def check_unique_keys(body: bytes) -> None:
         return
 
 
-TOKEN_PARAMETERS = ("token", "access_token")
+TOKEN_PARAMETERS = ("token", "accesstoken")  # as names_a_token reads them
 
 
 def names_a_token(query: bytes) -> bool:
-    """Whether a parameter of ``query`` (a raw query string) is ``token`` or
-    ``access_token``, however spelt: any case, percent-encoded, spaces around."""
+    """Whether a parameter of ``query`` (a raw query string) names a token by
+    meaning: its name, percent-decoded, lowercased and with everything but
+    letters and digits dropped, is ``token`` or ``accesstoken`` (so
+    ``Token``, ``%74oken``, ``token[]``, ``token%00``, ``access-token``,
+    ``accessToken``); parameters are split at ``&`` and at ``;``."""
     lowered = query.lower()
     if b"%" not in lowered and b"token" not in lowered:
         return False  # nothing could decode to it (the usual query: no parsing)
-    pairs = parse_qsl(lowered.decode("latin-1"), keep_blank_values=True)
-    return any(name.strip().lower() in TOKEN_PARAMETERS for name, _ in pairs)
+    for pair in re.split(r"[&;]", lowered.decode("latin-1")):
+        name = unquote_plus(pair.partition("=")[0], encoding="latin-1").lower()
+        if re.sub(r"[^a-z0-9]", "", name) in TOKEN_PARAMETERS:
+            return True
+    return False
 
 
 def refuse_token_in_url() -> None:

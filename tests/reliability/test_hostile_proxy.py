@@ -211,6 +211,12 @@ SPELLINGS = [
     "%54%4F%4B%45%4E",
     "access%5Ftoken",
     "token%20",
+    # the adversary's, served as a spectator before: by meaning, not by list
+    "token[]",
+    "token%00",
+    "a=1;token",
+    "access-token",
+    "accessToken",
 ]
 
 
