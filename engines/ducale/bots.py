@@ -575,7 +575,7 @@ def simulate_round(state: State, rng: random.Random) -> Seat | None:
         _sim_draw(sim, seat, rng)
     while not _sim_play(sim, seat, rng):
         seat = (seat + 1) % state["n_players"]
-        if not state["stock"] and (len(state["discard"]) < 2 or state["stock_rebuilds"] >= bound):
+        if not state["stock"] and (not state["discard"] or state["stock_rebuilds"] >= bound):
             return None
         _sim_draw(sim, seat, rng)
     return seat
@@ -619,12 +619,11 @@ class _Sim:
         self._index_fits()
 
     def draw(self, rng: random.Random) -> str:
-        """The top of the stock, rebuilt from the discard pile when empty."""
+        """The top of the stock, rebuilt from the whole discard pile when empty."""
         state = self.state
         if not state["stock"]:
-            top = state["discard"].pop()
             rng.shuffle(state["discard"])
-            state["stock"], state["discard"] = state["discard"], [top]
+            state["stock"], state["discard"] = state["discard"], []
             state["stock_rebuilds"] += 1
         return state["stock"].pop()
 

@@ -33,10 +33,15 @@ Decisions where RULES.md is silent:
   new meld or is laid off;
 - going out needs no final discard: melding or laying off the last card ends
   the round, even within a ``take_discard``;
-- the stock is rebuilt from the discard pile when a player draws from an empty
-  stock, as often as needed; the check that there is something to draw (stock,
-  or at least two discards) is made when a turn begins, and fails the round
-  with no winner;
+- the stock is rebuilt from the whole discard pile, its top card included
+  (« on mélange la pile de défausse pour créer une nouvelle pioche »), when a
+  player draws from an empty stock, as often as needed; the discard pile is
+  then empty, and taking from it is not offered, until the next discard. The
+  check that there is something to draw (stock, or one discard) is made when a
+  turn begins, and fails the round with no winner; as every turn but the last
+  ends with a discard, only an arranged table fails it. States stored before
+  this rule, whose discard pile kept its top card at a rebuild, play on: the
+  next rebuild takes that card with the rest;
 - option ``max_stock_rebuilds`` (default null: no limit): once the stock has
   been rebuilt that many times in a round, a stock that runs out again ends the
   round with no winner, everyone scoring their hand; a blocked table (say,
@@ -190,7 +195,7 @@ def apply(state: State, seat: Seat, action: Action) -> list[Event]:
 
 def _apply_draw(state: State, seat: Seat, action: Action) -> list[Event]:
     """ "Draw the top card of the stock"; "when the stock is empty and a player must
-    draw, the discard pile except its top card is shuffled to form the new stock"."""
+    draw, the whole discard pile is shuffled to form the new stock"."""
     events: list[Event] = []
     if not state["stock"]:
         events.append(_reshuffle(state))
@@ -513,7 +518,7 @@ def _start_turn(state: State, seat: Seat) -> list[Event]:
     ``max_stock_rebuilds`` times, when that option is set ("the rulebook sets no
     limit")."""
     if not state["stock"] and (
-        len(state["discard"]) < 2 or _rebuilds_spent(state, state["stock_rebuilds"])
+        not state["discard"] or _rebuilds_spent(state, state["stock_rebuilds"])
     ):
         return [{"type": "stock_exhausted"}, *_end_round(state, None)]
     state["turn"] = seat
@@ -529,12 +534,13 @@ def _rebuilds_spent(state: State, rebuilds: int) -> bool:
 
 
 def _reshuffle(state: State) -> Event:
-    top = state["discard"].pop()
+    """ "the whole discard pile is shuffled to form the new stock", its top card
+    included; the discard pile is then empty until the next discard."""
     stock = state["discard"]
     with seeded_rng(state) as rng:
         rng.shuffle(stock)
     state["stock"] = stock
-    state["discard"] = [top]
+    state["discard"] = []
     state["stock_rebuilds"] += 1
     return {"type": "stock_rebuilt", "stock_size": len(stock), "rebuilds": state["stock_rebuilds"]}
 

@@ -326,7 +326,8 @@ class DucaleCardDrawnEventSchema(Schema):
 
 
 class DucaleStockRebuiltEventSchema(Schema):
-    """The discard pile, less its top card, became the stock."""
+    """The whole discard pile became the stock; the pile is empty until the next
+    discard."""
 
     type = _event("stock_rebuilt")
     stock_size = _int(required=True, validate=validate.Range(min=0))

@@ -488,26 +488,51 @@ def test_going_out_by_discarding_the_last_card() -> None:
     assert state["history"][0]["scores"] == [0, 18]
 
 
-def test_an_empty_stock_is_rebuilt_from_the_discard_pile_but_its_top() -> None:
+def test_a_rebuilt_stock_takes_the_whole_discard_pile() -> None:
+    """ "the whole discard pile is shuffled to form the new stock (« on mélange la
+    pile de défausse pour créer une nouvelle pioche »; the discard pile is then
+    empty until the next discard)"."""
     state = arranged(["5S", "KS"], phase="draw", stock="", discard="2C 3C 4C 9H")
     events = play(state, {"type": "draw"})
-    assert events[0] == {"type": "stock_rebuilt", "stock_size": 3, "rebuilds": 1}
-    assert state["discard"] == ["9H"]
-    assert len(state["stock"]) == 2 and sorted([*state["stock"], state["hands"][0][-1]]) == [
-        "2C",
-        "3C",
-        "4C",
-    ]
+    assert events[0] == {"type": "stock_rebuilt", "stock_size": 4, "rebuilds": 1}
+    assert state["discard"] == []
+    assert sorted([*state["stock"], state["hands"][0][-1]]) == ["2C", "3C", "4C", "9H"]
+    assert GAME.view(state, None)["discard"] == []
+    assert not GAME.view_schema().validate(GAME.view(state, 0))
+
+
+def test_taking_the_discard_is_not_offered_while_the_pile_is_empty() -> None:
+    """ "the discard pile is then empty until the next discard": after a rebuild
+    the next seat may only draw, until a card is discarded."""
+    state = arranged(["5S 6S", "5H 6H"], phase="draw", stock="", discard="7S 7H")
+    play(state, {"type": "draw"})
+    assert state["discard"] == [] and state["phase"] == "play"
+    state["phase"], state["turn"] = "draw", 1  # the next seat, before any discard
+    assert GAME.legal_actions(state, 1) == [{"type": "draw"}]
+    action = {"type": "take_discard", "melds": [{"cards": ["5H", "6H", "7H"]}]}
+    assert refused(state, action, seat=1) == "illegal_action"
+
+
+def test_a_single_discard_is_enough_to_rebuild_the_stock() -> None:
+    """The whole pile becomes the stock: one card left on the discard pile can
+    be drawn, so the round goes on."""
+    state = arranged(["5S 9D", "KS"], stock="", discard="", laid_down=[True, False])
+    events = play(state, {"type": "discard", "card": "9D"})
+    assert types(events) == ["discarded", "turn"]
+    events = play(state, {"type": "draw"}, seat=1)
+    assert events[0] == {"type": "stock_rebuilt", "stock_size": 1, "rebuilds": 1}
+    assert state["hands"][1] == ["KS", "9D"] and state["discard"] == state["stock"] == []
 
 
 def test_nothing_left_to_draw_ends_the_round_with_no_winner() -> None:
-    """Decision: stock empty and at most one discard when a turn begins."""
+    """Decision: stock and discard pile both empty when a turn begins (only a
+    table arranged so, since every turn but the last ends with a discard)."""
     state = arranged(["5S 9D", "KS"], stock="", discard="", laid_down=[True, False])
-    events = play(state, {"type": "discard", "card": "9D"})
-    assert types(events)[:3] == ["discarded", "stock_exhausted", "round_scored"]
+    events = rules._start_turn(state, 1)
+    assert types(events)[:2] == ["stock_exhausted", "round_scored"]
     entry = state["history"][0]
     assert entry["went_out"] is None and entry["rami_sec"] is False
-    assert entry["scores"] == [5, 100]
+    assert entry["scores"] == [14, 100]
 
 
 def test_option_max_stock_rebuilds_bounds_the_rebuilds_of_a_round() -> None:
