@@ -450,6 +450,55 @@ def test_a_recovered_joker_may_go_back_on_its_own_meld_or_a_new_meld() -> None:
     assert [s["card"] for s in state["table"][0]["cards"]] == ["4H", "5H", "6H", JOKER]
 
 
+def test_the_taken_discard_may_replace_a_joker_standing_for_it() -> None:
+    """ "A card taken from the discard pile must go to the table (in a new meld,
+    laid off, or put in place of a joker)": the issue's example. Seat 0 has laid
+    down, the 7D is on top of the discard pile, a set holds a joker declared as
+    the 7D: take the 7D into the joker's place and lay the joker off elsewhere."""
+    table = [table_meld(0, 1, "7S 7H JOKER", "7D"), table_meld(1, 0, "4C 5C 6C")]
+    state = arranged(
+        ["KS 2H", "2D"], phase="draw", table=table, discard="9S 7D", laid_down=[True, True]
+    )
+    action = {
+        "type": "take_discard",
+        "swap_joker": 0,
+        "lay_off": {"meld": 1, "cards": [JOKER], "joker_as": "7C"},
+    }
+    assert GAME.action_schemas["take_discard"]().load(action) == action
+    assert action in GAME.legal_actions(state, 0)
+    assert action in rules.compact_actions(state, 0)
+    events = play(state, action)
+    assert types(events) == ["took_discard", "joker_swapped", "laid_off"]
+    assert events[1] == {"type": "joker_swapped", "seat": 0, "meld": 0, "card": "7D"}
+    assert melds.meld_cards(state["table"][0]) == ["7S", "7H", "7D"]
+    assert state["table"][1]["cards"][-1] == {"card": JOKER, "as": "7C"}
+    assert state["hands"][0] == ["KS", "2H"] and state["discard"] == ["9S"]
+    assert state["phase"] == "play"
+
+
+def test_the_taken_discard_replaces_a_joker_once_laid_down_earlier_or_in_the_action() -> None:
+    """ "once the player has laid down, earlier or in this action": a seat with
+    no melds may take the 7D into the joker's place only if it lays down in the
+    same action (the joker in its new meld, or laid off after it); the joker
+    must go back to the table, and only the card it stands for replaces it."""
+    table = [table_meld(0, 1, "7S 7H JOKER", "7D"), table_meld(1, 1, "4C 5C 6C")]
+    hand = "8S 8D 8C 9H 10H"
+    state = arranged([hand, "2D"], phase="draw", table=table, discard="7D")
+    take = {"type": "take_discard", "swap_joker": 0}
+    lay_off = {"meld": 1, "cards": [JOKER], "joker_as": "7C"}
+    assert refused(state, {**take, "lay_off": lay_off}) == "illegal_action"
+    assert refused(state, {**take, "melds": [{"cards": ["8S", "8D", "8C"]}]}) == "illegal_action"
+    opening = {**take, "melds": [{"cards": ["8S", "8D", "8C"]}], "lay_off": lay_off}
+    in_a_meld = {**take, "melds": [{"cards": ["9H", "10H", JOKER], "joker_as": "JH"}]}
+    legal = GAME.legal_actions(state, 0)
+    assert opening in legal and in_a_meld in legal
+    other = arranged([hand, "2D"], phase="draw", table=copy.deepcopy(table), discard="7C")
+    assert refused(other, {**take, "lay_off": lay_off}) == "illegal_action"
+    events = play(state, opening)
+    assert types(events) == ["took_discard", "joker_swapped", "melded", "laid_off"]
+    assert state["hands"][0] == ["9H", "10H"] and state["laid_down"][0]
+
+
 def test_discard_ends_the_turn() -> None:
     state = arranged(["5S 6S", "7S 8S", "9C 9D"])
     events = play(state, {"type": "discard", "card": "6S"})
