@@ -9,6 +9,7 @@ import random
 
 from engines.core import State
 from engines.ducale import GAME as DUCALE
+from engines.gaudi import GAME as GAUDI
 from tests.engines import conformance
 
 
@@ -60,3 +61,33 @@ def test_a_ducale_round_whose_old_rebuild_kept_the_top_discard_plays_on() -> Non
     stored["stock_rebuilds"] = 1
     play_out(DUCALE, stored, 2)
     assert not DUCALE.outcome_schema().validate(DUCALE.outcome(stored))
+
+
+# --- Gaudí: states stored before the children's game -------------------------
+
+
+def old_gaudi(n_players: int, seed: int, options: dict) -> State:
+    """A Gaudí state as the code before the children's game stored it: no
+    ``children`` option, no ``laid_this_turn``."""
+    state = conformance.new_match(GAUDI, n_players, seed, options)
+    del state["children"], state["laid_this_turn"]
+    return state
+
+
+def test_a_gaudi_match_stored_before_the_childrens_game_plays_on() -> None:
+    """An old state reads as the game for grown-ups (``children`` false, no tile
+    laid this turn), rebuilds from its views, and plays to its end unchanged in
+    shape: the new keys are read with their defaults, never written."""
+    for n_players, options in ((2, {"short_game": True}), (4, {"beginner": True})):
+        stored = old_gaudi(n_players, 9, options)
+        for seat in (None, *range(n_players)):
+            seen = GAUDI.view(stored, seat)
+            assert seen["children"] is False and seen["laid_this_turn"] == 0
+            assert not GAUDI.view_schema().validate(seen)
+            again = GAUDI.state_from_view(seen, seat, random.Random(0))
+            assert GAUDI.view(again, seat) == seen
+        assert all(a["type"] != "end_turn" for a in GAUDI.legal_actions(stored, 0))
+        play_out(GAUDI, stored, 9)
+        assert "children" not in stored and "laid_this_turn" not in stored
+        result = GAUDI.outcome(stored)
+        assert not GAUDI.outcome_schema().validate(result) and result["winners"]
