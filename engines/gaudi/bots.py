@@ -12,6 +12,13 @@ summed best first with decreasing weights (``RANK_WEIGHTS``) and count for
 site with one hex paved is a small, longer prospect. A seat's value is its
 points plus prospects, against the best opponent's.
 
+The children's game (option ``children``) has no objectives, markers nor
+winner: every seat values the shared pavement alike (``children_value``,
+the completed animals per tile), the greedy policy lays the tile that
+completes the most animals, then the one with the most neighbours, and lays
+on while a tile fits; the search weighs the best few such tiles, its
+playouts valued by the pavement as it is.
+
 Only public information and the seat's own objective are read: another
 seat's objective counts as the average of those still consistent with the
 markers on the table (``rules.objective_candidates``), so values are the

@@ -14,11 +14,11 @@ its starfish, snail and jellyfish thirds: ``"OGB"``. The board is a list of
 names ``orange``/``green``/``blue``, ``marker`` a seat or null).
 
 State. A plain JSON dict. Public fields: ``players``, ``short_game``,
-``beginner``, ``board``, ``animals``, ``markers``, ``active``, ``turn``,
-``finished``, ``end_reason``. Hidden fields, kept apart: ``pile`` (drawn
-from its end), ``hands`` and ``objectives``. ``rng`` is the seed of the
-next random draw. Points are never stored: they follow from ``animals`` and
-``objectives``.
+``beginner``, ``children``, ``board``, ``animals``, ``markers``, ``active``,
+``turn``, ``laid_this_turn``, ``finished``, ``end_reason``. Hidden fields,
+kept apart: ``pile`` (drawn from its end), ``hands`` and ``objectives``.
+``rng`` is the seed of the next random draw. Points are never stored: they
+follow from ``animals`` and ``objectives``.
 
 Decisions taken where RULES.md §3 is silent:
 
@@ -44,6 +44,21 @@ Decisions taken where RULES.md §3 is silent:
 - Points are shown to their owner during the game and to everyone at the
   end (or always, with ``beginner``, whose objectives are public anyway);
   markers left and hand sizes are public.
+- The children's game (option ``children``, RULES.md: "only the touching
+  and colour-matching conditions hold: any number of tiles of the hand per
+  turn (at least one), in any shape"): a child lays one tile per ``place``
+  and the turn goes on, with another tile or ``end_turn`` (offered once a
+  tile is laid); it ends by itself when the hand is empty or none of its
+  tiles fits, then the hand is refilled. Listing every set of up to three
+  tiles in any shape would give up to some 8,000 actions a turn; one at a
+  time reaches the same pavements with a list of about a hundred. The
+  exchange and the pass come before the turn's first tile. ``children``
+  overrides ``beginner``. No objectives (``objectives`` is ``[]``), no
+  markers (``markers`` all 0), no winner: the outcome reports
+  ``animals_completed`` and ``tiles_laid`` (the start tile is not laid by
+  anyone), which every outcome carries.
+- States stored before the children's game have no ``children`` nor
+  ``laid_this_turn``: they read as false and 0, and are never given them.
 """
 
 from __future__ import annotations
