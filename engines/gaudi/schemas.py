@@ -257,14 +257,14 @@ class GaudiOutcomeSchema(_Strict):
         validate=validate.OneOf(["hand_and_pile_empty", "blocked"]),
         metadata={"description": "hand_and_pile_empty, or blocked: nobody can place."},
     )
+    # Not required: outcomes recorded before these counts (match_over events,
+    # match records) lack them; the engine always gives them now.
     animals_completed = fields.Integer(
         strict=True,
-        required=True,
         metadata={"description": "Animals completed on the pavement, marked or not."},
     )
     tiles_laid = fields.Integer(
         strict=True,
-        required=True,
         metadata={
             "description": "Tiles the players laid (the start tile apart). With winners "
             "[] (the children's game), what the table built together."
