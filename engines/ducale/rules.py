@@ -23,10 +23,12 @@ joker standing for it, the freed joker then melded or laid off) and
 Decisions where RULES.md is silent:
 
 - lay-offs and joker swaps need melds laid down *before* the action (in an
-  earlier action of this turn or an earlier turn), except the lay-off of a
-  ``take_discard`` that also lays down melds: those melds come first. A swap
-  cannot be a first lay-down, so with ``opening_minimum`` the opening is always
-  a ``meld`` or a ``take_discard`` with melds, counted on its melds alone;
+  earlier action of this turn or an earlier turn), except within a
+  ``take_discard`` that also lays down melds: those melds come first (the
+  taken card's swap for a joker then counts as made once laid down, and the
+  freed joker may be in those melds). A ``swap_joker`` action cannot be a first
+  lay-down, so with ``opening_minimum`` the opening is always a ``meld`` or a
+  ``take_discard`` with melds, counted on its melds alone;
 - a ``take_discard`` with both melds and a lay-off lays the cards off on a meld
   that was on the table before the action (a lay-off on one of its own new
   melds is the same as a larger meld);
