@@ -290,15 +290,15 @@ def view(state: State, seat: Seat | None) -> dict[str, Any]:
         board = _board_map(state)
         if not _can_place(board, state["hands"][seat]):
             pile_fits = _can_place(board, state["pile"])
+    # The children's game has neither objectives nor points to show.
+    shown = [not children and (public or other == seat) for other in range(state["players"])]
     players = [
         {
             "seat": other,
             "markers_left": state["markers"][other],
             "hand_size": len(state["hands"][other]),
-            "points": None if children else scores[other] if public or other == seat else None,
-            "objectives": None
-            if children or not (public or other == seat)
-            else dict(state["objectives"][other]),
+            "points": scores[other] if shown[other] else None,
+            "objectives": dict(state["objectives"][other]) if shown[other] else None,
         }
         for other in range(state["players"])
     ]
