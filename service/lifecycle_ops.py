@@ -9,6 +9,7 @@ leaves Redis as it was. How the result reads afterwards is in
 
 from __future__ import annotations
 
+import copy
 import time
 import uuid
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from service.matches import Matches, engine_options, present, public_seats, stat
 from service.store import Loaded
 
 Decide = Callable[[dict[str, Any], int], list[Event]]
+CHEAP_BOT = "random"  # plays a resigned seat past its resigner's cap of bot seats
 
 
 def _change(matches: Matches, game: Game, match_id: str, token: str, decide: Decide) -> Loaded:
@@ -45,7 +47,13 @@ def leave(matches: Matches, game: Game, match_id: str, seat: int, token: str) ->
 
     def decide(match: dict[str, Any], holder: int) -> list[Event]:
         access.check_leave(match, status_of(game, match), holder, seat)
-        match["seats"][seat] = {"name": None, "token": None, "bot": None}
+        held = match["seats"][seat]
+        if match.get("rematch_of") and not held.get("joined"):
+            # a rematch seat goes back to its player, who may take it again
+            match["seats"][seat] = {"name": held["name"], "token": None, "bot": None}
+            match["seats"][seat]["awaits"] = True
+        else:
+            match["seats"][seat] = {"name": None, "token": None, "bot": None}
         return [{"type": "seat_left", "seat": seat}]
 
     loaded = _change(matches, game, match_id, token, decide)
@@ -71,10 +79,15 @@ def resign(
                 {"type": "resigned", "seat": seat},
                 {"type": "match_over", **revealed(match, match["ended"])},
             ]
-        match["seats"][seat]["bot"] = RESIGNED_BOT
+        held = match["seats"][seat]
         if address and address != match.get("creator"):
-            match["seats"][seat]["payer"] = address
-        return [{"type": "resigned", "seat": seat, "bot": RESIGNED_BOT}]
+            held["payer"] = address
+        # never refused; past the resigner's cap of bot seats, the bot that
+        # costs next to nothing plays the seat
+        held["bot"] = RESIGNED_BOT
+        if not matches.scheduler.reserve(match, [seat], force=True):
+            held["bot"] = CHEAP_BOT
+        return [{"type": "resigned", "seat": seat, "bot": held["bot"]}]
 
     loaded = _change(matches, game, match_id, token, decide)
     return present(game, loaded.match, loaded.version, matches.seat_for(loaded, token))
@@ -117,33 +130,51 @@ def rematch(
     """Offer a rematch of a finished match, or accept the one on offer; either
     way the caller takes their seat in the new match and gets its token.
     Whoever creates the rematch (the first to ask) is charged for it, from
-    ``address``, as for any creation: its rate, its waiting match, its bots."""
+    ``address``, as for any creation (its rate, its waiting match, its
+    bots), before the offer is written: a refused rematch is never announced."""
     for _ in range(matches.settings.max_attempts):
         loaded = matches.load(game, match_id)
         seat = matches.seat_for(loaded, token)
         match = loaded.match
         access.check_rematch(status_of(game, match))
+        prepared = None
         if match.get("rematch") is None:
-            match["rematch"] = {"id": uuid.uuid4().hex, "offered_by": seat}
-            events = [{"type": "rematch_offered", "seat": seat, "match": match["rematch"]["id"]}]
+            prepared = rematch_match(game, match, seat, address)
+            _charge_creation(matches, prepared, awaiting(prepared) > 1)
+            match["rematch"] = {"id": prepared["id"], "offered_by": seat}
+            events = [{"type": "rematch_offered", "seat": seat, "match": prepared["id"]}]
             if matches._commit(game, match, loaded.version, events).version is None:
                 continue  # another write won (perhaps another seat's offer): read again
-        return _take_rematch_seat(matches, game, match, seat, address)
+        return _take_rematch_seat(matches, game, match, seat, address, prepared)
     raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
 
 
+def awaiting(match: dict[str, Any]) -> int:
+    """How many seats of a rematch still await their players."""
+    return sum(1 for held in match["seats"] if held.get("awaits"))
+
+
 def _take_rematch_seat(
-    matches: Matches, game: Game, old: dict[str, Any], seat: int, address: str | None
+    matches: Matches,
+    game: Game,
+    old: dict[str, Any],
+    seat: int,
+    address: str | None,
+    prepared: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """Seat ``seat`` of ``old`` takes its seat in the rematch, creating the
     rematch first if nobody has yet (a create is a write at version 0, so
-    only one of several concurrent creators wins)."""
+    only one of several concurrent creators wins): the one ``prepared`` and
+    charged with the offer, else one made and charged now."""
     new_id = old["rematch"]["id"]
     new_seat = new_seat_of(seat, len(old["seats"]))
     for _ in range(matches.settings.max_attempts):
         found = matches.store.load(new_id)
         if found is None:
-            version, new = 0, rematch_match(game, old, address)
+            if prepared is None:  # offered, never created (its offerer failed): ours to make
+                prepared = rematch_match(game, old, seat, address, new_id)
+                _charge_creation(matches, prepared, awaiting(prepared) > 1)
+            version, new = 0, copy.deepcopy(prepared)
             created = {"type": "match_created", "seats": public_seats(new), **shown(new)}
             events = [created | {"rematch_of": old["id"]}]
         else:
@@ -167,8 +198,6 @@ def _take_rematch_seat(
         status = status_of(game, new)
         if status == "active":
             events.append({"type": "match_started"})
-        if version == 0:
-            _charge_creation(matches, new, status == "waiting")
         if matches._commit(game, new, version, events).version is not None:
             if version > 0:
                 _still_waiting(matches, new, status == "waiting")
@@ -193,10 +222,20 @@ def _charge_creation(matches: Matches, new: dict[str, Any], waiting: bool) -> No
     matches.scheduler.reserve(new, bots)
 
 
-def rematch_match(game: Game, old: dict[str, Any], creator: str | None) -> dict[str, Any]:
-    """The rematch of ``old``: same game and options, a new seed, seats rotated;
-    a bot's seat goes to the same bot, a person's awaits them; ``creator``:
-    the address that asked for it, charged for it."""
+def rematch_match(
+    game: Game,
+    old: dict[str, Any],
+    asker: int,
+    creator: str | None,
+    new_id: str | None = None,
+) -> dict[str, Any]:
+    """The rematch of ``old`` asked for by its seat ``asker``: same game and
+    options, a new seed, seats rotated; a bot's seat goes to the same bot, a
+    person's awaits them; ``creator``: the address that asked, charged for
+    it. The webhook goes along only when the asker is a seat ``old`` was
+    created with: a stranger who joined cannot send its creator's receiver
+    matches the creator never made (the old match's webhook still tells of
+    the offer)."""
     n_seats = len(old["seats"])
     randomness = new_randomness(None)
     try:
@@ -214,7 +253,7 @@ def rematch_match(game: Game, old: dict[str, Any], creator: str | None) -> dict[
         else:
             seats.append({"name": held["name"], "token": None, "bot": None, "awaits": True})
     return {
-        "id": old["rematch"]["id"],
+        "id": new_id or uuid.uuid4().hex,
         "game": old["game"],
         "options": old["options"],
         **randomness,
@@ -225,5 +264,5 @@ def rematch_match(game: Game, old: dict[str, Any], creator: str | None) -> dict[
         "creator": creator,
         "created_at": time.time(),
         "rematch_of": old["id"],
-        **webhooks.carried(old),
+        **({} if old["seats"][asker].get("joined") else webhooks.carried(old)),
     }

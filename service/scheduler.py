@@ -174,26 +174,32 @@ return false
 """
 )
 
-# KEYS: live:<address>. ARGV: now, window, cap (0: none), then the members.
-# {1, held} when the members now count, {0, held} when they would pass the cap.
+# KEYS: live:<address>. ARGV: now, window, cap (0: none), force ('1': count
+# them even past the cap), then the members. {1, held} when the members now
+# count within the cap, {0, held} when they would pass it (counted all the
+# same when forced).
 RESERVE = """
 local now, window, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local held = redis.call('ZCARD', KEYS[1])
 local adding = 0
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then
     adding = adding + 1
   end
 end
+local within = 1
 if cap > 0 and held + adding > cap then
-  return {0, held}
+  if ARGV[4] ~= '1' then
+    return {0, held}
+  end
+  within = 0
 end
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   redis.call('ZADD', KEYS[1], now + window, ARGV[i])
 end
 redis.call('EXPIRE', KEYS[1], window)
-return {1, held + adding}
+return {within, held + adding}
 """
 
 QUEUE_KEYS = [READY_PEOPLE, READY_BOTS, TIMERS, META, CLOCK, TAILS]
@@ -288,20 +294,23 @@ class Scheduler:
         """The worker is done with ``match_id`` (its next turn is queued already)."""
         self.client.zrem(LEASES, match_id)
 
-    def reserve(self, match: dict[str, Any], seats: list[int]) -> None:
+    def reserve(self, match: dict[str, Any], seats: list[int], force: bool = False) -> bool:
         """Count the bot ``seats`` of ``match`` (all charged to one address:
         the creator's, or the joiner's who seated them) against that
         address's cap, or answer 429 ``bot_seats_exceeded`` when they would
-        pass it. The answer never names the address."""
+        pass it (never naming the address). With ``force`` (a resignation,
+        which is never refused) they count even past the cap. True when
+        they are within it."""
         address = access.payer_of(match, seats[0]) if seats else ""
         if not address:
-            return
+            return True
         cap = self.limits.bot_seats_per_address
         members = [f"{match['id']}/{seat}" for seat in seats]
-        ok, held = self._reserve(
-            keys=[live_key(address)], args=[repr(time.time()), LIVE_WINDOW_S, cap, *members]
+        now = repr(time.time())
+        within, held = self._reserve(
+            keys=[live_key(address)], args=[now, LIVE_WINDOW_S, cap, int(force), *members]
         )
-        if not ok:
+        if not within and not force:
             raise Problem(
                 429,
                 "bot_seats_exceeded",
@@ -312,6 +321,7 @@ class Scheduler:
                 held=int(held),
                 cap=cap,
             )
+        return bool(within)
 
     def bot_move(self, match: dict[str, Any], policy: str, budget_s: float) -> tuple[str, float]:
         """The policy and thinking time of ``match``'s next bot move: its own,

@@ -211,3 +211,68 @@ def test_a_refused_bot_seat_does_not_name_the_address_it_counted(strict):
     over = api.create("dekal", body)
     refused(over, 429, "bot_seats_exceeded")
     assert forwarded not in over.text
+
+
+# -- the adversary's round (issue 31): what a rematch and a resignation opened --------
+def test_a_refused_rematch_is_not_announced(strict):
+    """A rematch refused with 429 left the old match saying 'rematch: {id}'
+    and a rematch_offered event for a match that never existed (404)."""
+    api = client(strict, address())
+    created = api.create("dekal", {"players": [{"name": "Ada"}, {"name": "Bob"}]}).json()
+    api.abort("dekal", created["id"], created["seats"][0]["token"])
+    for _ in range(2):  # the waiting cap: 2
+        assert api.create("dekal", {"players": [{"name": "Ada"}, {}]}).status_code == 201
+    refused(api.rematch("dekal", created["id"], created["seats"][0]["token"]), 429, "too_many_waiting_matches")
+    assert api.get("dekal", created["id"]).json()["rematch"] is None
+    types = [e["type"] for e in api.events("dekal", created["id"]).json()["events"]]
+    assert "rematch_offered" not in types
+
+
+def test_a_rematch_seat_given_back_stays_reserved_for_its_player(api):
+    """Leaving a rematch seat opened it to strangers, and its player could
+    never take it again (rematch_already_accepted)."""
+    created = api.create("dekal", {"players": [{"name": "Ada"}, {"name": "Bob"}]}).json()
+    old, (ada, bob) = created["id"], [s["token"] for s in created["seats"]]
+    api.abort("dekal", old, ada)
+    taken = api.rematch("dekal", old, ada).json()
+    assert api.leave("dekal", taken["id"], taken["seat"], taken["token"]).status_code == 200
+    refused(api.join("dekal", taken["id"], taken["seat"], "Mallory"), 409, "seat_reserved")
+    again = api.rematch("dekal", old, ada)
+    assert again.status_code == 201, again.text
+    assert again.json()["seat"] == taken["seat"]
+    assert api.rematch("dekal", old, bob).json()["status"] == "active"
+
+
+def test_a_strangers_rematch_does_not_carry_the_creators_webhook(live, monkeypatch):
+    """Anyone in a seat could rematch (and abort, and rematch...) a match
+    whose creator set a webhook: each new match delivered to the creator's
+    receiver, a match the creator never made."""
+    from service import outbound
+
+    monkeypatch.setenv(outbound.ALLOW_ENV, "http,127.0.0.0/8,::1")
+    creator = client(live, "198.51.100.10")  # the test server trusts no proxy: one address
+    hook = {"url": "http://127.0.0.1:9/hook", "events": ["all"]}
+    body = {"players": [{"name": "Ada"}, {}], "webhook": hook}
+    created = creator.create("dekal", body).json()
+    stranger = creator.join("dekal", created["id"], 1, "Mallory").json()["token"]
+    assert creator.resign("dekal", created["id"], stranger).status_code == 200
+    # the webhook's owner is the creating address; this server sees everyone as one
+    # address, so the stranger is told apart by the seat it joined
+    theirs = creator.rematch("dekal", created["id"], stranger).json()
+    assert creator.get("dekal", theirs["id"]).json()["webhook"] is None
+
+
+def test_resigned_seats_past_the_bot_cap_are_played_at_random(strict):
+    """A resigned seat's bot was counted but never refused: resigning in
+    one's own six-seat matches took an address to 19 live bot seats, each a
+    searching bot. Past the cap, a resigned seat is played by the random
+    bot, which costs next to nothing; it still counts."""
+    api = client(strict, address())
+    created = api.create("dekal", {"players": [{"name": f"P{i}"} for i in range(6)]}).json()
+    tokens = [s["token"] for s in created["seats"]]
+    bots = []
+    for seat in range(4):
+        answer = api.resign("dekal", created["id"], tokens[seat])
+        assert answer.status_code == 200, answer.text
+        bots.append(answer.json()["seats"][seat]["bot"])
+    assert bots[:2] == ["greedy", "greedy"] and bots[2:] == ["random", "random"]
