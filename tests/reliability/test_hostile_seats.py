@@ -222,7 +222,11 @@ def test_a_refused_rematch_is_not_announced(strict):
     api.abort("dekal", created["id"], created["seats"][0]["token"])
     for _ in range(2):  # the waiting cap: 2
         assert api.create("dekal", {"players": [{"name": "Ada"}, {}]}).status_code == 201
-    refused(api.rematch("dekal", created["id"], created["seats"][0]["token"]), 429, "too_many_waiting_matches")
+    refused(
+        api.rematch("dekal", created["id"], created["seats"][0]["token"]),
+        429,
+        "too_many_waiting_matches",
+    )
     assert api.get("dekal", created["id"]).json()["rematch"] is None
     types = [e["type"] for e in api.events("dekal", created["id"]).json()["events"]]
     assert "rematch_offered" not in types
