@@ -21,7 +21,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 from engines import GAMES
 from engines.ai.policies import supported
 from engines.core import Game
-from service import auth, lifecycle_api, lobby
+from service import auth, lifecycle_api, lobby, signing
 from service.arguments import Blueprint
 from service.caching import (
     VIEWER_HEADERS,
@@ -53,6 +53,7 @@ from service.schemas import (
     LobbySchema,
     MatchQuerySchema,
     MatchSchema,
+    RecordKeySchema,
     RecordSchema,
     StreamQuerySchema,
 )
@@ -186,6 +187,10 @@ def json_response(
 
 def matches() -> Matches:
     return current_app.extensions["ludotheque.matches"]
+
+
+def record_keys() -> signing.RecordKeys:
+    return current_app.extensions["ludotheque.record_keys"]
 
 
 def etag(version: int, seat: int | None = None) -> str:
@@ -361,6 +366,13 @@ def record_schema(game: Game) -> type[Schema]:
         {
             "seat": fields.Integer(required=True),
             "action": fields.Raw(required=True, metadata=action),
+            "timed_out": fields.Boolean(
+                required=True,
+                metadata={
+                    "description": "the seat's turn clock ran out: the server played this "
+                    "action for it"
+                },
+            ),
             "events": fields.List(
                 fields.Dict(),
                 required=True,
@@ -498,10 +510,11 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         @blp.doc(operationId=f"{name}_match_record", **problems(404, 409, 503))
         def get(self, match_id: str) -> Response:
             """The whole record of a finished match, for anyone: options, seed,
-            salt, seats, every action in order with its seat, the outcome.
-            Check it with `ludotheque verify` (docs/fairness.md); before the
-            end, 409 match_not_over."""
-            record = matches().record(game, match_id)
+            salt, seats, every action in order with its seat, the outcome,
+            signed by the server's record key (`GET /v1/record-key`). Check it
+            with `ludotheque verify` (docs/fairness.md); before the end, 409
+            match_not_over."""
+            record = signing.sign(matches().record(game, match_id), record_keys().get())
             # A finished match never changes: its record may be cached by anyone.
             return json_response(record, headers={"Cache-Control": "public, max-age=86400"})
 
@@ -513,7 +526,9 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
         def post(self, body: dict[str, Any], match_id: str, seat: int) -> Response:
             """Take an open seat, for yourself (the answer holds its token,
             shown once) or for a bot. The match starts when every seat is taken."""
-            taken = matches().join(game, match_id, seat, body.get("name"), body.get("bot"))
+            taken = matches().join(
+                game, match_id, seat, body.get("name"), body.get("bot"), request.remote_addr
+            )
             return json_response(taken, 201)
 
     @blp.route("/matches/<match_id>/legal-actions")
@@ -705,12 +720,30 @@ def games_blueprint(api: Api) -> Blueprint:
     return blp
 
 
+def record_key_blueprint() -> Blueprint:
+    blp = Blueprint("record-key", __name__, url_prefix="/v1", description="Signed records")
+
+    @blp.route("/record-key")
+    class RecordKey(MethodView):
+        @blp.response(200, RecordKeySchema)
+        @blp.doc(operationId="record_key", **problems(503))
+        def get(self) -> Response:
+            """The public half of the Ed25519 key that signs every match's
+            record: check a record with `ludotheque verify --key` offline
+            (docs/fairness.md). It changes only when the deployment's key does."""
+            published = record_keys().get().published()
+            return json_response(published, headers={"Cache-Control": "public, max-age=3600"})
+
+    return blp
+
+
 def init_api(api: Api) -> None:
     api.spec.components.security_scheme(
         "seatToken", {"type": "http", "scheme": "bearer", "description": "a seat's token"}
     )
     lifecycle_api.register_components(api)
     api.register_blueprint(games_blueprint(api))
+    api.register_blueprint(record_key_blueprint())
     api.register_blueprint(streams_blueprint(MULTI_SSE_RESPONSE, problems))
     for game in GAMES.values():
         api.register_blueprint(game_blueprint(api, game))

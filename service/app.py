@@ -14,12 +14,13 @@ from flask import Flask
 from flask.json.provider import JSONProvider
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from service.addresses import ClientKeys
 from service.api import LudothequeApi, init_api
 from service.caching import init_caching
 from service.cors import init_cors
 from service.docs import docs
 from service.errors import register_error_handlers
-from service.hardening import init_hardening
+from service.hardening import Routes, init_hardening
 from service.health import health
 from service.limits import init_limits
 from service.live import Bounds
@@ -28,6 +29,7 @@ from service.observability import init_observability
 from service.play import play
 from service.quotas import quotas_for
 from service.scheduler import BotLimits, Scheduler
+from service.signing import RecordKeys
 from service.store import Store, connect
 
 
@@ -48,6 +50,8 @@ class Ludotheque(Flask):
     on every call of a hook, a view and its wrappers, 16 times a request
     with this app's hooks; the answer for a function never changes.
     """
+
+    url_map_class = Routes  # never a redirect naming the request's Host (service.hardening)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -99,6 +103,7 @@ ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
     ("STREAM_MAX_S", "LUDOTHEQUE_STREAM_MAX_S", float),
     ("REDIS_MAX_CONNECTIONS", "LUDOTHEQUE_REDIS_MAX_CONNECTIONS", int),
     ("STREAM_TICKET_TTL", "LUDOTHEQUE_STREAM_TICKET_TTL", int),
+    ("RECORD_KEY_FILE", "LUDOTHEQUE_RECORD_KEY_FILE", str),
 ]
 
 
@@ -190,6 +195,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         store, settings, quotas_for(app, store), Scheduler(store.client, limits)
     )
 
+    # records' signing key: the deployment's file, else one kept in the store
+    app.extensions["ludotheque.record_keys"] = RecordKeys(
+        app.config.get("RECORD_KEY_FILE"), client
+    )
+
     api = LudothequeApi(app)
     app.extensions["ludotheque.api"] = api
     register_error_handlers(app)
@@ -202,6 +212,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     init_cors(app, app.config["CORS_ORIGINS"])  # before the limits: preflights are free
     init_limits(app, store.client)
     init_caching(app)
+    # the client's key (an IPv6 client's /64) for every count per address
+    app.wsgi_app = ClientKeys(app.wsgi_app)
     if app.config["TRUSTED_PROXIES"]:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"])
     return app

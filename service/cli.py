@@ -2,25 +2,225 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 
 GUNICORN_CONF = Path(__file__).with_name("gunicorn_conf.py")
 
+# sysexits' EX_CONFIG: a setting is malformed (``check_settings``)
+MALFORMED_SETTING = 78
+
 
 @click.group()
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Ludothèque, an open game server."""
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if ctx.invoked_subcommand in ("serve", "worker"):
+        # before the subcommand reads its options (worker's --budget-ms default)
+        refuse_malformed_settings(os.environ, set_by_serve=ctx.invoked_subcommand == "serve")
+
+
+# --- Settings, checked before anything starts ---------------------------------
+#
+# A malformed setting used to surface late: LUDOTHEQUE_OUTBOUND_ALLOW=loopback
+# made every creation with a webhook answer 500, a bad number a traceback in
+# each gunicorn worker. ``serve`` and ``worker`` check every variable the
+# service reads first, and stop with one line per malformed one.
+
+
+def _whole(least: int, most: int | None = None) -> Callable[[str], None]:
+    def check(text: str) -> None:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a whole number") from None
+        if value < least or (most is not None and value > most):
+            span = f"from {least} to {most}" if most is not None else f"at least {least}"
+            raise ValueError(f"{value} is out of range: {span}")
+
+    return check
+
+
+def _seconds(positive: bool) -> Callable[[str], None]:
+    def check(text: str) -> None:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a number of seconds") from None
+        if not math.isfinite(value) or value < 0 or (positive and value == 0):
+            raise ValueError(f"{text!r} must be {'above' if positive else 'at least'} 0")
+
+    return check
+
+
+def _flag(text: str) -> None:
+    if text.strip().lower() not in {"1", "true", "yes", "on", "0", "false", "no", "off"}:
+        raise ValueError(f"{text!r} is not 1/0, true/false, yes/no or on/off")
+
+
+def _choice(*names: str) -> Callable[[str], None]:
+    def check(text: str) -> None:
+        if text.strip().lower() not in names:
+            raise ValueError(f"{text!r} is not one of {', '.join(names)}")
+
+    return check
+
+
+def _rate_limits(text: str) -> None:
+    from limits import parse_many
+
+    try:
+        parse_many(text)
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not a rate limit such as 60/minute or 60/minute;600/hour"
+        ) from None
+
+
+def _origins(text: str) -> None:
+    for origin in (o.strip() for o in text.split(",")):
+        parts = urlsplit(origin)
+        if (
+            not origin
+            or parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or origin != f"{parts.scheme}://{parts.netloc}"
+        ):
+            raise ValueError(f"{origin!r} is not an origin such as https://play.example.org")
+
+
+def _outbound_allow(text: str) -> None:
+    # as service.outbound.allowances() reads it
+    for item in (i.strip() for i in text.split(",")):
+        if item and item != "http":
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{item!r} is neither http nor an address or network (10.0.0.0/8)"
+                ) from None
+
+
+def _host_port(text: str) -> None:
+    _, colon, port = text.strip().rpartition(":")
+    if not colon or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{text!r} is not host:port, such as 0.0.0.0:9100 or [::1]:9100")
+
+
+def _metrics_bind(text: str) -> None:
+    if text.strip():  # empty: /metrics on the API's port
+        _host_port(text)
+
+
+def _bind(text: str) -> None:
+    # gunicorn's: host:port, a host alone (port 8000), unix:PATH or fd://N, comma-separated
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            raise ValueError(f"{text!r} names no address")
+        if ":" in item and not item.startswith(("unix:", "fd://")):
+            _host_port(item)
+
+
+def _directory(text: str) -> None:
+    if not Path(text).is_dir():
+        raise ValueError(f"{text!r} is not a directory")
+
+
+def _readable_file(text: str) -> None:
+    if not (Path(text).is_file() and os.access(text, os.R_OK)):
+        raise ValueError(f"{text!r} is not a readable file")
+
+
+def _program(text: str) -> None:
+    if not (Path(text).is_file() and os.access(text, os.X_OK)):
+        raise ValueError(f"{text!r} is not an executable file")
+
+
+# Every variable the service reads (tests/test_cli.py: every one in service/
+# is here), and what makes it malformed.
+SETTINGS: dict[str, Callable[[str], None]] = {
+    "REDIS_CLUSTER": _flag,
+    "LUDOTHEQUE_REDIS_MIN_REPLICAS": _whole(0),
+    # WAIT with a timeout of 0 would wait for ever
+    "LUDOTHEQUE_REDIS_REPLICAS_TIMEOUT_MS": _whole(1),
+    "LUDOTHEQUE_REDIS_MAX_CONNECTIONS": _whole(1),
+    "LUDOTHEQUE_FINISHED_TTL": _whole(1),
+    "LUDOTHEQUE_IDLE_TTL": _whole(1),
+    "LUDOTHEQUE_IDEMPOTENCY_TTL": _whole(1),
+    "LUDOTHEQUE_WAITING_TTL": _whole(1),
+    "LUDOTHEQUE_STREAM_TICKET_TTL": _whole(1),
+    "LUDOTHEQUE_MAX_BODY_BYTES": _whole(1),
+    "LUDOTHEQUE_SSE_KEEPALIVE_S": _seconds(positive=True),
+    "LUDOTHEQUE_STREAM_MAX_S": _seconds(positive=True),
+    "LUDOTHEQUE_RATE_LIMITS": _flag,
+    "LUDOTHEQUE_RATE_LIMIT_PER_ADDRESS": _rate_limits,
+    "LUDOTHEQUE_RATE_LIMIT_PER_TOKEN": _rate_limits,
+    "LUDOTHEQUE_RATE_LIMIT_CREATE": _rate_limits,
+    "LUDOTHEQUE_CORS_ORIGINS": _origins,
+    "LUDOTHEQUE_TRUSTED_PROXIES": _whole(0),
+    "LUDOTHEQUE_MAX_WAITING_PER_ADDRESS": _whole(0),
+    "LUDOTHEQUE_BOT_SEATS_PER_ADDRESS": _whole(0),
+    "LUDOTHEQUE_BOT_MATCH_BUDGET_S": _seconds(positive=False),
+    "LUDOTHEQUE_BOT_BUDGET_MS": _whole(1, 60_000),
+    "LUDOTHEQUE_FOLLOWERS_PER_ADDRESS": _whole(0),
+    "LUDOTHEQUE_FOLLOWERS_PER_TOKEN": _whole(0),
+    "LUDOTHEQUE_FOLLOWERS_PER_PROCESS": _whole(0),
+    "LUDOTHEQUE_METRICS_BIND": _metrics_bind,
+    "LUDOTHEQUE_BIND": _bind,
+    "LUDOTHEQUE_WORKERS": _whole(1),
+    "LUDOTHEQUE_WORKER_CONNECTIONS": _whole(1),
+    "LUDOTHEQUE_WORKER_TMP_DIR": _directory,
+    "LUDOTHEQUE_KEEPALIVE_S": _whole(0),
+    "LUDOTHEQUE_LOG_LEVEL": _choice("debug", "info", "warning", "error", "critical"),
+    "LUDOTHEQUE_APPENDFSYNC": _choice("always", "everysec", "no"),
+    "LUDOTHEQUE_REDIS_SERVER": _program,
+    "LUDOTHEQUE_OUTBOUND_ALLOW": _outbound_allow,
+    "LUDOTHEQUE_OUTBOUND_CONCURRENCY": _whole(1),
+    "LUDOTHEQUE_WEBHOOK_GIVE_UP_S": _seconds(positive=True),
+    "LUDOTHEQUE_WEBHOOK_THREADS": _whole(1),
+    "LUDOTHEQUE_WEBHOOK_RETRY_THREADS": _whole(1),
+    "LUDOTHEQUE_WEBHOOK_LEASE_S": _seconds(positive=True),
+    "LUDOTHEQUE_WEBHOOK_CALLS": _whole(1),
+    "LUDOTHEQUE_RECORD_KEY_FILE": _readable_file,
+}
+
+# what ``serve`` sets itself, from its options, whatever the environment says
+SET_BY_SERVE = {"LUDOTHEQUE_BIND", "LUDOTHEQUE_WORKERS"}
+
+
+def check_settings(environ: Mapping[str, str], skip: frozenset[str] = frozenset()) -> list[str]:
+    """``NAME: what is wrong``, for each malformed setting in ``environ``."""
+    problems = []
+    for name, check in SETTINGS.items():
+        if name in environ and name not in skip:
+            try:
+                check(environ[name])
+            except ValueError as wrong:
+                problems.append(f"{name}: {wrong}")
+    return problems
+
+
+def refuse_malformed_settings(environ: Mapping[str, str], set_by_serve: bool = False) -> None:
+    """Exit (status 78) with one line on stderr per malformed setting."""
+    problems = check_settings(environ, frozenset(SET_BY_SERVE) if set_by_serve else frozenset())
+    if problems:
+        for problem in problems:
+            click.echo(problem, err=True)
+        raise SystemExit(MALFORMED_SETTING)
 
 
 @main.command()
@@ -61,6 +261,10 @@ def serve(host: str, port: int, data_dir: str, workers: int, bot_workers: int) -
         return
     with EmbeddedRedis(data_dir) as url:
         os.environ["REDIS_URL"] = url
+        if "LUDOTHEQUE_RECORD_KEY_FILE" not in os.environ:  # records' key, kept beside the AOF
+            from service.signing import ensure_key_file
+
+            os.environ["LUDOTHEQUE_RECORD_KEY_FILE"] = str(ensure_key_file(Path(data_dir)))
         run_servers(bot_workers)
 
 
@@ -140,30 +344,76 @@ def spec_text() -> str:
 
 @main.command()
 @click.argument("record", type=click.File("rb"))
-def verify(record: click.utils.LazyFile) -> None:
+@click.option(
+    "--key",
+    help="the server's public record key: its 64 hex digits, or a file holding them, "
+    "GET /v1/record-key's answer or a PEM key",
+)
+@click.option("--server", help="fetch the public key from this server's GET /v1/record-key")
+def verify(record: click.utils.LazyFile, key: str | None, server: str | None) -> None:
     """Check a finished match's RECORD (a file, or - for stdin), as
-    GET .../matches/{id}/record gives it: the seed and salt give the
-    commitment shown during the match, and the actions replay with the
-    engine to the recorded outcome. Exit status 0 only when all holds."""
+    GET .../matches/{id}/record gives it: the server's signature binds every
+    field, the seed and salt give the commitment shown during the match, the
+    actions replay with the engine, the endings are ones the server allows,
+    and all lead to the recorded outcome. The public key comes from --key
+    (offline), --server, else $LUDOTHEQUE_RECORD_KEY_FILE or ./data's key
+    (`ludotheque serve`'s own). Exit status 0 only when all holds."""
     from service.fairness import verify as check
+    from service.signing import load_record
 
+    public = record_public_key(key, server)
     try:
-        document = json.loads(record.read())
+        document = load_record(record.read())
     except ValueError as malformed:
-        raise click.ClickException(f"not JSON: {malformed}") from None
+        raise click.ClickException(f"not a record's JSON: {malformed}") from None
     if not isinstance(document, dict):
         raise click.ClickException("not a record: the JSON is not an object")
-    problems = check(document)
+    problems = check(document, public)
     if problems:
         for problem in problems:
             click.echo(f"FAILED: {problem}", err=True)
         raise SystemExit(1)
     click.echo(
-        f"ok: {document['game']} match {document.get('id')}: the seed and salt give the "
+        f"ok: {document['game']} match {document.get('id')}, signed by "
+        f"{document['signature']['key_id']}: the seed and salt give the "
         f"commitment {document['seed_commitment']}, and its {len(document['actions'])} "
         f"actions replay to the recorded outcome (winners {document['outcome']['winners']})"
         + (" [seeded: the creator chose this seed]" if document.get("seeded") else "")
     )
+
+
+def record_public_key(key: str | None, server: str | None) -> bytes:
+    """The public key to check a record's signature with (``verify``)."""
+    from service.signing import KEY_FILE, parse_public_key
+
+    if key is not None and server is not None:
+        raise click.UsageError("give --key or --server, not both")
+    if server is not None:
+        import urllib.request
+
+        url = server.rstrip("/") + "/v1/record-key"
+        try:
+            with urllib.request.urlopen(url, timeout=30) as answer:
+                text = answer.read().decode("utf-8")
+        except (OSError, ValueError) as failed:
+            raise click.ClickException(f"no public key from {url}: {failed}") from None
+        source = url
+    else:
+        found = key or os.environ.get("LUDOTHEQUE_RECORD_KEY_FILE")
+        if found is None and Path("data", KEY_FILE).exists():
+            found = str(Path("data", KEY_FILE))
+        if found is None:
+            raise click.UsageError(
+                "no public key to check the signature with: give --key (the server's "
+                "GET /v1/record-key) or --server URL"
+            )
+        source, text = found, found
+        if Path(found).is_file():
+            text = Path(found).read_text(encoding="utf-8")
+    try:
+        return parse_public_key(text)
+    except (ValueError, KeyError, TypeError) as malformed:
+        raise click.ClickException(f"not a public record key ({source}): {malformed}") from None
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})

@@ -71,6 +71,7 @@ CODES = [
     "too_many_waiting_matches",
     "bot_seats_exceeded",
     "not_your_seat",
+    "not_creator",
     "match_started",
     "seeded_match",
     "seat_resigned",

@@ -12,12 +12,17 @@ record (game, options, seed, salt, seats, every action in order with its
 seat, the outcome) lets anyone check the commitment and replay the match
 with the engine to the same outcome.
 
-This module imports only the engines and the standard library, so that
-checking a record is a few lines of Python anywhere the engines install:
+The server signs every record it serves (``service.signing``): with its
+public key, ``verify`` also checks that no field was changed, the ones the
+replay cannot see included (names, id, options, ``seeded``). This module
+imports only the engines, ``service.signing`` (``cryptography``) and the
+standard library, so that checking a record is a few lines of Python
+anywhere the engines install:
 
     import json
     from service.fairness import verify
-    print(verify(json.load(open("record.json"))))  # [] when the record holds
+    key = bytes.fromhex(PUBLIC_KEY)  # GET /v1/record-key's public_key
+    print(verify(json.load(open("record.json")), key))  # [] when the record holds
 
 A client may choose the seed itself only for practice, in a match where
 every seat is its own or a bot: such a match says ``"seeded": true``
@@ -28,12 +33,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
 import secrets
 from typing import Any
 
 from engines import GAMES
-from service.endings import ended_early, outcome_of
+from service import signing
+from service.endings import RESIGNED_BOT, ended_early, outcome_of
 
 FORMAT = "ludotheque-record/1"
 SEED_BYTES = 8  # seeds are 0 .. 2**63 - 1
@@ -118,12 +125,25 @@ def build_record(
 
 def played(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The log's actions in order, each with the public events that the
-    engine returned with it (as ``apply`` returned them)."""
+    engine returned with it (as ``apply`` returned them), and whether the
+    server played it for a seat whose turn clock ran out (``timed_out``:
+    not that seat's holder's action, which matters to an abort)."""
     steps: list[dict[str, Any]] = []
     version = None
+    clock = set()
     for event in log:
-        if event["type"] == "action":
-            steps.append({"seat": event["seat"], "action": event["action"], "events": []})
+        if event["type"] == "timeout":
+            clock.add((event["version"], event["seat"]))
+        elif event["type"] == "action":
+            timed_out = (event["version"], event["seat"]) in clock
+            steps.append(
+                {
+                    "seat": event["seat"],
+                    "action": event["action"],
+                    "timed_out": timed_out,
+                    "events": [],
+                }
+            )
             version = event["version"]
         elif steps and event["version"] == version and "to" not in event:
             drop = ("index", "version", *(REVEALED if event["type"] == "match_over" else ()))
@@ -157,51 +177,71 @@ def ended_outcome(
     return outcome_of(game, stand_in)
 
 
-def verify(record: dict[str, Any]) -> list[str]:
-    """What is wrong with ``record``: [] when its seed and salt give its
-    commitment and its actions, replayed from its seed, are all legal and
-    cause the public events it records, and end the match with its outcome
-    and its final view."""
+def verify(record: dict[str, Any], public_key: bytes | None = None) -> list[str]:
+    """What is wrong with ``record``: [] when it is signed by ``public_key``
+    (the server's, 32 bytes: ``GET /v1/record-key``), its seed and salt give
+    its commitment, its actions replayed from its seed are all legal and
+    cause the public events it records, its endings are ones the server
+    allows (an abort only before any person's action, a resignation only by
+    a seat still playing), and the replay ends with its outcome and its
+    final view. Without ``public_key`` the signature is not checked: the
+    names, id, options and ``seeded`` flag are then unproven."""
     problems = []
     try:
         game = GAMES[record["game"]]
         seed, salt, claimed = record["seed"], record["salt"], record["seed_commitment"]
         seats, actions, outcome = record["seats"], record["actions"], record["outcome"]
         options, final_view = record["options"], record["final_view"]
+        ends = record.get("endings") or []
+        if not isinstance(seats, list) or not isinstance(actions, list):
+            raise TypeError("seats and actions are lists")
     except (KeyError, TypeError) as missing:
         return [f"not a record: {missing!r} is missing or of the wrong kind"]
+    if public_key is not None and (unsigned := signing.check(record, public_key)):
+        problems.append(unsigned)
     if not _is_seed(seed):
-        return ["the seed is not a whole number from 0 to 2**63 - 1"]
+        return [*problems, "the seed is not a whole number from 0 to 2**63 - 1"]
     if salt is None or claimed is None:
         problems.append("no commitment: this match was stored before commitments existed")
     elif not _is_commitment(claimed) or not _is_salt(salt):
         problems.append("the salt or the commitment is not 64 lowercase hex digits")
     elif commitment(seed, salt) != claimed:
         problems.append("the seed and salt do not give the commitment shown during the match")
+    if not isinstance(ends, list) or not all(_is_ending(end, len(actions)) for end in ends):
+        return [*problems, "an ending is malformed or comes after actions the record lacks"]
+    if any(a["after"] > b["after"] for a, b in itertools.pairwise(ends)):
+        return [*problems, "the endings are not in the order of the actions"]
     # A record is untrusted input: whatever the engine raises on it is a
     # finding (an illegal move, a malformed action or options), not a crash.
     try:
         state = game.setup(copy.deepcopy(options), len(seats), seed)
     except Exception as refused:
         return [*problems, f"the options do not set up a match: {refused!r}"]
-    for number, step in enumerate(actions, 1):
+    resigned: list[int] = []
+    ended = False  # by an abort, or resignations leaving one seat in
+    for done in range(len(actions) + 1):
+        for end in (end for end in ends if end["after"] == done):
+            if illegal := _illegal_ending(
+                game, state, seats, actions[:done], end, resigned, ended
+            ):
+                return [*problems, illegal]
+            if end["type"] == "resigned":
+                resigned.append(end["seat"])
+            ended = end["type"] == "aborted" or len(seats) - len(resigned) <= 1
+        if done == len(actions):
+            break
+        if ended:
+            return [*problems, "the match went on after the ending the record shows"]
         try:
+            step = actions[done]
             seat, action, seen = step["seat"], copy.deepcopy(step["action"]), step["events"]
             if seat not in game.to_act(state):
-                return [*problems, f"action {number}: seat {seat} was not to act"]
+                return [*problems, f"action {done + 1}: seat {seat} was not to act"]
             events = game.apply(state, seat, action)
         except Exception as refused:
-            return [*problems, f"action {number} does not replay: {refused!r}"]
+            return [*problems, f"action {done + 1} does not replay: {refused!r}"]
         if _plain([e for e in events if "to" not in e]) != _plain(seen):
-            return [*problems, f"action {number} does not cause the events the record shows"]
-    ends = record.get("endings") or []
-    if any(not _is_count(end.get("after"), len(actions)) for end in ends):
-        return [*problems, "an ending comes after actions the record does not hold"]
-    resigned = sum(end["type"] == "resigned" for end in ends)
-    final = ends[-1] if ends else None
-    ends_match = final is not None and (final["type"] == "aborted" or len(seats) - resigned <= 1)
-    if ends_match and final["after"] != len(actions):
-        return [*problems, "the match went on after the ending the record shows"]
+            return [*problems, f"action {done + 1} does not cause the events the record shows"]
     replayed = ended_outcome(game, state, len(seats), ends)
     if replayed is None:
         problems.append(f"the {len(actions)} actions do not finish the match")
@@ -212,6 +252,66 @@ def verify(record: dict[str, Any]) -> list[str]:
     elif _plain(game.view(state, None)) != _plain(final_view):
         problems.append("the replay does not leave the table as the record's final view shows it")
     return problems
+
+
+def _illegal_ending(
+    game: Any,
+    state: dict[str, Any],
+    seats: list[Any],
+    before: list[dict[str, Any]],
+    end: dict[str, Any],
+    resigned: list[int],
+    ended: bool,
+) -> str | None:
+    """Why the server could not have let ``end`` happen after the actions
+    ``before`` (``state``: the match then), with ``resigned`` seats out and
+    the match ``ended`` by an earlier ending; None when it could.
+    ``service.lifecycle_ops`` decides the same live: an abort only while
+    nobody but bots (or the turn clock) has acted, a resignation only by a
+    seat still in a match still on."""
+    kind, seat = end["type"], end["seat"]
+    if not 0 <= seat < len(seats):
+        return f"an ending names no seat {seat}: the match has {len(seats)}"
+    if ended or game.outcome(state) is not None:
+        return f"seat {seat} {kind} after the match was over"
+    bot = _bot(seats[seat])
+    if kind == "aborted":
+        if resigned:
+            return "an abort after a resignation: only a match nobody has acted in is aborted"
+        acted = [n for n, step in enumerate(before, 1) if _by_a_person(step, seats)]
+        if acted:
+            return (
+                f"an abort after a person's action (action {acted[0]}, seat "
+                f"{before[acted[0] - 1]['seat']}): once a person has acted, only resigning ends "
+                "the match early"
+            )
+        if bot is not None:
+            return f"seat {seat} is a bot's: a bot cannot abort"
+    else:
+        if seat in resigned:
+            return f"seat {seat} resigned twice: it had already resigned"
+        if bot not in (None, RESIGNED_BOT):
+            return f"seat {seat} is a bot's ({bot}): a bot cannot resign"
+    return None
+
+
+def _bot(seat: Any) -> Any:
+    return seat.get("bot") if isinstance(seat, dict) else None
+
+
+def _by_a_person(step: Any, seats: list[Any]) -> bool:
+    """Whether a person played ``step``: its seat is no bot's, and its turn
+    clock had not run out (then the server played for the seat)."""
+    return _bot(seats[step["seat"]]) is None and not step.get("timed_out")
+
+
+def _is_ending(end: Any, actions: int) -> bool:
+    return (
+        isinstance(end, dict)
+        and end.get("type") in ("resigned", "aborted")
+        and _is_count(end.get("seat"), 2**31)
+        and _is_count(end.get("after"), actions)
+    )
 
 
 def _plain(value: Any) -> Any:

@@ -26,8 +26,13 @@ from gunicorn import util  # noqa: E402
 from prometheus_client import multiprocess  # noqa: E402
 
 from service import collector, lifecycle, wire  # noqa: E402
+from service.cli import refuse_malformed_settings  # noqa: E402
 from service.errors import HTTP_CODES, PROBLEM_TYPE  # noqa: E402
 from service.observability import configure_logging, serve_metrics_on  # noqa: E402
+
+# The container and the chart start gunicorn directly: a malformed setting
+# stops it here, naming the variable, as it stops `ludotheque serve`.
+refuse_malformed_settings(os.environ)
 
 bind = os.environ.get("LUDOTHEQUE_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("LUDOTHEQUE_WORKERS", "1"))

@@ -11,15 +11,26 @@
   with an ``EventSource`` might try) is refused (400 ``token_in_url``), not
   ignored: ignored, it left the page following as a spectator without a
   word. The answer says to use a stream ticket; a token never travels in a
-  URL (logs, history and referrers keep URLs).
+  URL (logs, history and referrers keep URLs). Every spelling is refused
+  alike, by meaning: any case (``?Token=``, ``?ACCESS_TOKEN=``),
+  percent-encoded (``?%74oken=``), with spaces, brackets, NULs or dashes
+  in the name (``token[]``, ``token%00``, ``access-token``,
+  ``accessToken``), after a ``;`` as after a ``&``.
+- Routing never redirects (``/v1//games`` is 404, not 308 to ``/v1/games``):
+  werkzeug's redirects are absolute URLs built from the request's ``Host``
+  header, which the client chose, so an answer would send a browser or a
+  cache wherever that header said.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+from urllib.parse import unquote_plus
 
 from flask import Flask, Response, request
+from werkzeug.routing import Map
 
 from service.errors import Problem
 
@@ -50,13 +61,29 @@ def check_unique_keys(body: bytes) -> None:
         return
 
 
-TOKEN_PARAMETERS = ("token", "access_token")
+TOKEN_PARAMETERS = ("token", "accesstoken")  # as names_a_token reads them
+
+
+def names_a_token(query: bytes) -> bool:
+    """Whether a parameter of ``query`` (a raw query string) names a token by
+    meaning: its name, percent-decoded, lowercased and with everything but
+    letters and digits dropped, is ``token`` or ``accesstoken`` (so
+    ``Token``, ``%74oken``, ``token[]``, ``token%00``, ``access-token``,
+    ``accessToken``); parameters are split at ``&`` and at ``;``."""
+    lowered = query.lower()
+    if b"%" not in lowered and b"token" not in lowered:
+        return False  # nothing could decode to it (the usual query: no parsing)
+    for pair in re.split(r"[&;]", lowered.decode("latin-1")):
+        name = unquote_plus(pair.partition("=")[0], encoding="latin-1").lower()
+        if re.sub(r"[^a-z0-9]", "", name) in TOKEN_PARAMETERS:
+            return True
+    return False
 
 
 def refuse_token_in_url() -> None:
-    if request.method == "OPTIONS" or b"token=" not in request.query_string:
+    if request.method == "OPTIONS" or not request.query_string:
         return  # a preflight passes: the request it announces gets the readable 400
-    if any(name in request.args for name in TOKEN_PARAMETERS):
+    if names_a_token(request.query_string):
         raise Problem(
             400,
             "token_in_url",
@@ -65,6 +92,19 @@ def refuse_token_in_url() -> None:
             "(POST /v1/games/{game}/matches/{id}/stream-tickets) and open the stream URL "
             "it gives (?ticket=...)",
         )
+
+
+class Routes(Map):
+    """The app's URL map, which never redirects. werkzeug redirects a path
+    with doubled slashes (``merge_slashes``) and a rule's defaults
+    (``redirect_defaults``) to an absolute URL naming the request's
+    ``Host``; here such paths are plainly not found (404). Its third kind,
+    a rule's path without its trailing slash, cannot happen: no rule ends
+    with a slash (a test tries every rule's path with and without one)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.update(merge_slashes=False, redirect_defaults=False)
+        super().__init__(*args, **kwargs)
 
 
 def init_hardening(app: Flask) -> None:

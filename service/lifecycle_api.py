@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from flask import Response
+from flask import Response, request
 from flask.views import MethodView
 from flask_smorest import Api, Blueprint
 from marshmallow import Schema, fields
@@ -35,9 +35,12 @@ REFUSALS = {
 def _problems(kind: str, *statuses: int) -> dict[str, Any]:
     described = {
         401: "Token missing or malformed (token_required)",
-        403: "Token holds no seat here (invalid_token), or another seat (not_your_seat)",
+        403: "Token holds no seat here (invalid_token), or another seat (not_your_seat); "
+        "abort: the seat was taken by joining, not given at creation (not_creator)",
         404: "Unknown game or match (match_not_found)",
         409: REFUSALS[kind],
+        429: "A quota of the caller's address: too_many_matches_created, "
+        "too_many_waiting_matches, bot_seats_exceeded (the rematch is a new match)",
         503: "The store is unavailable (store_unavailable)",
     }
     problem = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
@@ -120,7 +123,10 @@ def add_routes(api: Api, blp: Blueprint, game: Game, match_schema: type[Schema])
             """Resign, whoever is to act: ranked last. With two seats (or one
             left in) the match ends and the other seat wins; with more, a
             `greedy` bot plays your seat to the end."""
-            return answer(lifecycle_ops.resign(matches(), game, match_id, required_token()))
+            token = required_token()
+            return answer(
+                lifecycle_ops.resign(matches(), game, match_id, token, request.remote_addr)
+            )
 
     @blp.route("/matches/<match_id>/abort")
     class Abort(MethodView):
@@ -133,7 +139,8 @@ def add_routes(api: Api, blp: Blueprint, game: Game, match_schema: type[Schema])
         def post(self, match_id: str) -> Response:
             """Call the match off while nobody but bots has acted: it ends with
             no winner (`outcome.ended_by` is `abort`)."""
-            return answer(lifecycle_ops.abort(matches(), game, match_id, required_token()))
+            token = required_token()
+            return answer(lifecycle_ops.abort(matches(), game, match_id, token))
 
     @blp.route("/matches/<match_id>/rematch")
     class Rematch(MethodView):
@@ -141,12 +148,13 @@ def add_routes(api: Api, blp: Blueprint, game: Game, match_schema: type[Schema])
         @blp.doc(
             operationId=f"{name}_rematch",
             security=security,
-            **_problems("rematch", 401, 403, 404, 409, 503),
+            **_problems("rematch", 401, 403, 404, 409, 429, 503),
         )
         def post(self, match_id: str) -> Response:
             """After the end, offer a rematch (the first seat to ask) or accept
             the one on offer: same game and options, seats rotated by one. The
             answer holds your seat and its token in the new match, shown once;
             it starts when every seat has accepted (bots accept at once)."""
-            taken = lifecycle_ops.rematch(matches(), game, match_id, required_token())
+            token = required_token()
+            taken = lifecycle_ops.rematch(matches(), game, match_id, token, request.remote_addr)
             return answer(taken, 201)

@@ -22,7 +22,7 @@ from engines import GAMES
 from engines.ai import choose_action
 from engines.ai.policies import supported
 from engines.core import Game, IllegalAction
-from service import auth, endings, fairness, httpbots, lobby, webhooks
+from service import access, auth, endings, fairness, httpbots, lobby, webhooks
 from service.errors import Problem, from_illegal_action
 from service.hub import Hub
 from service.limits import Counter, pending_counters
@@ -67,6 +67,7 @@ def present(
         return present(game, match, version, seat) | {
             "legal_actions": game.legal_actions(state, seat) if to_act else []
         }
+    seen_as = access.sees_as(status, seat)
     return {
         "id": match["id"],
         "game": match["game"],
@@ -77,7 +78,7 @@ def present(
         "to_act": game.to_act(state) if status == "active" else [],
         "deadlines": match["deadlines"],
         "your_seat": seat,
-        "view": game.view(state, seat),
+        "view": game.view(state, seen_as),
         "outcome": fairness.revealed(match, endings.outcome_of(game, match)),
         **fairness.shown(match),
         "listed": bool(match.get("listed")),
@@ -110,10 +111,9 @@ class Matches:
             raise Problem(404, "match_not_found", f"no {game.name} match {match_id!r}")
         return loaded
 
-    def seat_for(self, loaded: Loaded, token: str | None) -> int | None:
-        if token is None:
-            return None
-        return auth.seat_of(token, [s["token"] for s in loaded.match["seats"]])
+    @staticmethod
+    def seat_for(loaded: Loaded, token: str | None) -> int | None:
+        return access.seat_of(loaded.match, token)
 
     def legal_actions(self, game: Game, match_id: str, token: str) -> dict[str, Any]:
         loaded = self.load(game, match_id)
@@ -275,32 +275,31 @@ class Matches:
         return answer | ({"secret": secret} if secret else {})
 
     def join(
-        self, game: Game, match_id: str, seat: int, name: str | None, bot: str | None = None
+        self,
+        game: Game,
+        match_id: str,
+        seat: int,
+        name: str | None,
+        bot: str | None = None,
+        address: str | None = None,
     ) -> dict[str, Any]:
-        """Give open ``seat`` to a person (answering its token) or to a bot."""
+        """Give open ``seat`` to a person (answering its token) or to a bot,
+        which is charged to the joiner's ``address``."""
         check_bot(game, bot)
         for _ in range(self.settings.max_attempts):
             loaded = self.load(game, match_id)
             seats = loaded.match["seats"]
-            if loaded.match.get("seeded"):
-                raise Problem(
-                    422, "seed_not_allowed", "nobody joins a match whose seed was chosen"
-                )
-            if not 0 <= seat < len(seats):
-                raise Problem(404, "seat_not_found", f"this match has seats 0 to {len(seats) - 1}")
-            if loaded.match.get("ended"):  # aborted while waiting
-                raise Problem(409, "match_over", "this match is over")
-            if seats[seat].get("awaits"):
-                raise Problem(409, "seat_reserved", f"seat {seat} awaits its rematch holder")
-            if not is_open(seats[seat]):
-                raise Problem(409, "seat_taken", f"seat {seat} is already taken")
+            access.check_join(loaded.match, seat)
             token = None if bot else auth.new_token()
             seats[seat] = {
                 "name": name,
                 "token": auth.token_hash(token) if token else None,
                 "bot": bot,
+                "joined": True,  # a stranger's seat: it may leave, not abort
             }
             if bot:
+                if address and address != loaded.match.get("creator"):
+                    seats[seat]["payer"] = address
                 self.scheduler.reserve(loaded.match, [seat])
             events = [{"type": "seat_joined", "seat": seat, "name": name, "bot": bot}]
             if status_of(game, loaded.match) == "active":
@@ -390,15 +389,8 @@ class Matches:
                 f"the match is at version {loaded.version}, not {if_match}",
                 version=loaded.version,
             )
-        status = status_of(game, loaded.match)
-        if status == "waiting":
-            raise Problem(409, "match_not_started", "some seats are still open")
-        if status == "finished":
-            raise Problem(409, "match_over", "this match is over")
-        if seat in loaded.match.get("resigned", ()):
-            raise Problem(409, "seat_resigned", f"seat {seat} resigned; a bot plays it")
-        if seat not in game.to_act(loaded.match["state"]):
-            raise Problem(409, "not_your_turn", f"seat {seat} is not to act now")
+        match = loaded.match
+        access.check_act(match, status_of(game, match), seat, game.to_act(match["state"]))
         return seat
 
     def calls_out(self, loaded: Loaded | None) -> bool:

@@ -32,8 +32,9 @@ process on every machine draws from the same queue:
   worker is taken for dead and the next claim takes the turn over. Every
   move is a compare-and-set on the match version, so a turn is played once.
 
-Bot seats are counted per creating address in ``live:<address>`` (one
-member per bot seat, scored by when it stops counting): creating a match or
+Bot seats are counted per paying address in ``live:<address>`` (one
+member per bot seat, scored by when it stops counting; the creator pays,
+unless a joiner seated the bot, see ``service.access.payer_of``): creating a match or
 giving a seat to a bot past ``bot_seats_per_address`` live bot seats is
 refused (429 ``bot_seats_exceeded``). A bot seat counts until its match is
 over, or until its match has not moved for ``LIVE_WINDOW_S``; every turn
@@ -50,6 +51,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from service import access
 from service.errors import Problem
 
 PREFIX = "ludotheque:{bots}"
@@ -77,10 +79,12 @@ local function tag(ready, id, address)
 end
 """
 
-# KEYS: ready:people, ready:bots, timers, meta, clock, tails, live:<address>.
+# KEYS: ready:people, ready:bots, timers, meta, clock, tails, then the
+# live:<address> sets of the addresses its bot seats are charged to.
 # ARGV: id, when ('' for no turn owed), class, address, now, requeue ('1':
 # behind the others even if queued), live ('refresh', 'release' or ''),
-# live window, the match version, then the live members (one per bot seat).
+# live window, the match version, then for each bot seat the index in KEYS
+# of its live set and its member.
 SCHEDULE = (
     TAG
     + """
@@ -108,16 +112,15 @@ else
     end
   end
 end
-if ARGV[7] == 'release' then
-  for i = 10, #ARGV do
-    redis.call('ZREM', KEYS[7], ARGV[i])
+local window = tonumber(ARGV[8])
+for i = 10, #ARGV, 2 do
+  local live = KEYS[tonumber(ARGV[i])]
+  if ARGV[7] == 'release' then
+    redis.call('ZREM', live, ARGV[i + 1])
+  elseif ARGV[7] == 'refresh' then
+    redis.call('ZADD', live, now + window, ARGV[i + 1])
+    redis.call('EXPIRE', live, window)
   end
-elseif ARGV[7] == 'refresh' and #ARGV >= 10 then
-  local window = tonumber(ARGV[8])
-  for i = 10, #ARGV do
-    redis.call('ZADD', KEYS[7], now + window, ARGV[i])
-  end
-  redis.call('EXPIRE', KEYS[7], window)
 end
 return 1
 """
@@ -171,26 +174,32 @@ return false
 """
 )
 
-# KEYS: live:<address>. ARGV: now, window, cap (0: none), then the members.
-# {1, held} when the members now count, {0, held} when they would pass the cap.
+# KEYS: live:<address>. ARGV: now, window, cap (0: none), force ('1': count
+# them even past the cap), then the members. {1, held} when the members now
+# count within the cap, {0, held} when they would pass it (counted all the
+# same when forced).
 RESERVE = """
 local now, window, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local held = redis.call('ZCARD', KEYS[1])
 local adding = 0
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then
     adding = adding + 1
   end
 end
+local within = 1
 if cap > 0 and held + adding > cap then
-  return {0, held}
+  if ARGV[4] ~= '1' then
+    return {0, held}
+  end
+  within = 0
 end
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   redis.call('ZADD', KEYS[1], now + window, ARGV[i])
 end
 redis.call('EXPIRE', KEYS[1], window)
-return {1, held + adding}
+return {within, held + adding}
 """
 
 QUEUE_KEYS = [READY_PEOPLE, READY_BOTS, TIMERS, META, CLOCK, TAILS]
@@ -205,9 +214,14 @@ def class_of(match: dict[str, Any]) -> str:
     return "people" if any(seat.get("token") for seat in match["seats"]) else "bots"
 
 
-def bot_seats(match: dict[str, Any]) -> list[str]:
-    """The live-set members of ``match``'s bot seats."""
-    return [f"{match['id']}/{i}" for i, seat in enumerate(match["seats"]) if seat.get("bot")]
+def bot_seats(match: dict[str, Any]) -> list[tuple[str, str]]:
+    """The bot seats of ``match`` that someone pays for: (the address they are
+    charged to, their live-set member)."""
+    return [
+        (payer, f"{match['id']}/{i}")
+        for i, seat in enumerate(match["seats"])
+        if seat.get("bot") and (payer := access.payer_of(match, i))
+    ]
 
 
 @dataclass(frozen=True)
@@ -243,12 +257,14 @@ class Scheduler:
         stop counting against its creator's cap; else they count on.
         """
         address = match.get("creator") or ""
-        members = bot_seats(match)
         live = "release" if finished else "refresh"
-        if not address or not members:
-            live, members = "", []
+        payers: dict[str, int] = {}  # live set -> its index in KEYS
+        charged: list[Any] = []
+        for payer, member in bot_seats(match):
+            index = payers.setdefault(live_key(payer), len(QUEUE_KEYS) + 1 + len(payers))
+            charged += [index, member]
         self._schedule(
-            keys=[*QUEUE_KEYS, live_key(address)],
+            keys=[*QUEUE_KEYS, *payers],
             args=[
                 match["id"],
                 "" if when is None else repr(when),
@@ -256,10 +272,10 @@ class Scheduler:
                 address,
                 repr(time.time()),
                 1 if requeue else 0,
-                live,
+                live if charged else "",
                 LIVE_WINDOW_S,
                 version,
-                *members,
+                *charged,
             ],
             client=client,  # a pipeline that waits for replicas, when they are required
         )
@@ -267,7 +283,7 @@ class Scheduler:
     def unschedule(self, match_id: str) -> None:
         """``match_id`` is gone: it is owed nothing."""
         args = [match_id, "", "", "", 0, 0, "", 0, GONE]
-        self._schedule(keys=[*QUEUE_KEYS, live_key("")], args=args)
+        self._schedule(keys=QUEUE_KEYS, args=args)
 
     def claim(self, now: float, lease_s: float) -> str | None:
         """The match whose turn is next, leased for ``lease_s`` seconds."""
@@ -278,28 +294,34 @@ class Scheduler:
         """The worker is done with ``match_id`` (its next turn is queued already)."""
         self.client.zrem(LEASES, match_id)
 
-    def reserve(self, match: dict[str, Any], seats: list[int]) -> None:
-        """Count the bot ``seats`` of ``match`` against its creator's cap, or
-        answer 429 ``bot_seats_exceeded`` when they would pass it."""
-        address = match.get("creator")
-        if not address or not seats:
-            return
+    def reserve(self, match: dict[str, Any], seats: list[int], force: bool = False) -> bool:
+        """Count the bot ``seats`` of ``match`` (all charged to one address:
+        the creator's, or the joiner's who seated them) against that
+        address's cap, or answer 429 ``bot_seats_exceeded`` when they would
+        pass it (never naming the address). With ``force`` (a resignation,
+        which is never refused) they count even past the cap. True when
+        they are within it."""
+        address = access.payer_of(match, seats[0]) if seats else ""
+        if not address:
+            return True
         cap = self.limits.bot_seats_per_address
         members = [f"{match['id']}/{seat}" for seat in seats]
-        ok, held = self._reserve(
-            keys=[live_key(address)], args=[repr(time.time()), LIVE_WINDOW_S, cap, *members]
+        now = repr(time.time())
+        within, held = self._reserve(
+            keys=[live_key(address)], args=[now, LIVE_WINDOW_S, cap, int(force), *members]
         )
-        if not ok:
+        if not within and not force:
             raise Problem(
                 429,
                 "bot_seats_exceeded",
-                f"{address} already has {held} bot seats in matches being played, and "
+                f"your address already has {held} bot seats in matches being played, and "
                 f"{len(members)} more would pass the cap of {cap} per address; "
                 "retry when one of those matches is over",
                 headers={"Retry-After": str(CAP_RETRY_AFTER_S)},
                 held=int(held),
                 cap=cap,
             )
+        return bool(within)
 
     def bot_move(self, match: dict[str, Any], policy: str, budget_s: float) -> tuple[str, float]:
         """The policy and thinking time of ``match``'s next bot move: its own,

@@ -169,9 +169,40 @@ class RecordEndingSchema(Schema):
     )
 
 
+class RecordSignatureSchema(Schema):
+    """The server's signature of the record (docs/fairness.md)."""
+
+    algorithm = fields.String(required=True, validate=validate.OneOf(["Ed25519"]))
+    key_id = fields.String(
+        required=True,
+        metadata={"description": "the signing key's id, as GET /v1/record-key names it"},
+    )
+    value = fields.String(
+        required=True,
+        metadata={
+            "description": "the 64-byte Ed25519 signature, in 128 lowercase hex digits, of the "
+            "record less `signature` as canonical JSON (keys sorted, no spaces, UTF-8)"
+        },
+    )
+
+
+class RecordKeySchema(Schema):
+    """The public half of the key that signs every record."""
+
+    algorithm = fields.String(required=True, validate=validate.OneOf(["Ed25519"]))
+    key_id = fields.String(
+        required=True,
+        metadata={"description": "the first 16 hex digits of the SHA-256 of the public key"},
+    )
+    public_key = fields.String(
+        required=True,
+        metadata={"description": "the 32-byte Ed25519 public key, in 64 lowercase hex digits"},
+    )
+
+
 class RecordSchema(Schema):
-    """A finished match's whole record; each game sets ``options``,
-    ``actions``, ``outcome`` and ``final_view``."""
+    """A finished match's whole record, signed by the server; each game sets
+    ``options``, ``actions``, ``outcome`` and ``final_view``."""
 
     format = fields.String(
         required=True, metadata={"description": "ludotheque-record/1: the shape of this record"}
@@ -188,6 +219,7 @@ class RecordSchema(Schema):
         required=True,
         metadata={"description": "resignations and an abort, in order (docs/lobby.md)"},
     )
+    signature = fields.Nested(RecordSignatureSchema, required=True)
 
 
 class MatchSchema(Schema):

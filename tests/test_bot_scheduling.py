@@ -146,16 +146,19 @@ def test_live_bot_seats_are_capped_per_creating_address(private_redis):
         assert refused.headers["Content-Type"] == "application/problem+json"
         assert int(refused.headers["Retry-After"]) > 0
         assert refused.json()["code"] == "bot_seats_exceeded"
-        # an open seat given to a bot counts against the match's creator
+        # an open seat given to a bot counts against the joiner who gave it, not
+        # against the match's creator (issue 31, point 6)
         join = server.http.post(
             server.url(f"/v1/games/{GAME}/matches/{waiting}/seats/1"),
             json={"bot": "random"},
             headers={"X-Forwarded-For": "203.0.113.9"},
         )
-        assert join.status_code == 429 and join.json()["code"] == "bot_seats_exceeded"
+        assert join.status_code == 201, join.text
+        assert private_redis.zcard(live_key("203.0.113.9")) == 1
+        assert private_redis.zcard(live_key("198.51.100.7")) == 3
         # a person still joins, and another address still gets its bots
         joined = server.http.post(
-            server.url(f"/v1/games/{GAME}/matches/{waiting}/seats/1"), json={"name": "Bob"}
+            server.url(f"/v1/games/{GAME}/matches/{waiting}/seats/2"), json={"name": "Bob"}
         )
         assert joined.status_code == 201
         assert create(server, "203.0.113.9", BOTS).status_code == 201

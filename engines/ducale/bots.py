@@ -15,7 +15,8 @@ of totals after the round, plus the totals so far.
 ``greedy`` is one ply on ``evaluate`` (over ``compact_actions``, which reach
 the same positions as the full listing). The search hooks: ``rollout_action``
 plays a fast version of the same idea (take the discard when it goes to the
-table, lay down every meld, lay off, discard the least connected card);
+table, in a new meld, laid off or in place of a joker standing for it,
+lay down every meld, lay off, discard the least connected card);
 ``search_actions`` narrows the tree to the few best ways to take the discard
 or to place cards (``ranked_moves``: where the joker goes matters most), then
 to the few best discards; ``playout`` plays the rest of the round out
@@ -304,7 +305,9 @@ def _best_moves(state: State, seat: Seat, count: int) -> list[Action]:
     moves = [action for action in compact_actions(state, seat) if _is_placing(action)]
     if len(moves) <= count:
         return moves
-    if JOKER in state["hands"][seat] or any(action["type"] == "swap_joker" for action in moves):
+    if JOKER in state["hands"][seat] or any(
+        action["type"] == "swap_joker" or "swap_joker" in action for action in moves
+    ):
         return ranked_moves(state, seat)[:count]
     moves.sort(key=_placed, reverse=True)
     return moves[:count]
@@ -381,6 +384,8 @@ def _may_take(state: State, seat: Seat) -> bool:
         return True
     if JOKER in hand and any((card, top) in _COMPLETING for card in hand if card != JOKER):
         return True
+    if any((slot := melds.joker_slot(meld)) and slot["as"] == top for meld in state["table"]):
+        return True  # in place of a joker standing for it
     if not state["laid_down"][seat] and not _may_place(state, seat):
         return False
     # Laid off: by a seat that has laid down, or that lays down in the same action.
@@ -575,7 +580,7 @@ def simulate_round(state: State, rng: random.Random) -> Seat | None:
         _sim_draw(sim, seat, rng)
     while not _sim_play(sim, seat, rng):
         seat = (seat + 1) % state["n_players"]
-        if not state["stock"] and (len(state["discard"]) < 2 or state["stock_rebuilds"] >= bound):
+        if not state["stock"] and (not state["discard"] or state["stock_rebuilds"] >= bound):
             return None
         _sim_draw(sim, seat, rng)
     return seat
@@ -619,12 +624,11 @@ class _Sim:
         self._index_fits()
 
     def draw(self, rng: random.Random) -> str:
-        """The top of the stock, rebuilt from the discard pile when empty."""
+        """The top of the stock, rebuilt from the whole discard pile when empty."""
         state = self.state
         if not state["stock"]:
-            top = state["discard"].pop()
             rng.shuffle(state["discard"])
-            state["stock"], state["discard"] = state["discard"], [top]
+            state["stock"], state["discard"] = state["discard"], []
             state["stock_rebuilds"] += 1
         return state["stock"].pop()
 
@@ -652,7 +656,7 @@ def _sim_draw(sim: _Sim, seat: Seat, rng: random.Random) -> None:
         if top in sim.fits and (sim.laid(seat) or _sim_lay_down(sim, seat, force=True)):
             sim.lay_off(sim.fits[top], discard.pop())
             return
-        if _sim_take_with_joker(sim, seat, top):
+        if _sim_take_with_joker(sim, seat, top) or _sim_take_into_joker(sim, seat, top):
             return
     hand.append(sim.draw(rng))
     if seat in sim.drawn:
@@ -671,6 +675,29 @@ def _sim_take_with_joker(sim: _Sim, seat: Seat, top: str) -> bool:
             hand.remove(JOKER)
             sim.meld(seat, [card, sim.state["discard"].pop(), JOKER], completing[0])
             return True
+    return False
+
+
+def _sim_take_into_joker(sim: _Sim, seat: Seat, top: str) -> bool:
+    """Take the discard into the place of a joker standing for it, once laid
+    down, when the hand can put the joker back at once in a new meld with a
+    partial (as ``_sim_swap_joker`` does with a card of the hand)."""
+    if not sim.laid(seat):
+        return False
+    hand = sim.hands[seat]
+    for index, meld in enumerate(sim.table):
+        slot = melds.joker_slot(meld)
+        if slot is None or slot["as"] != top:
+            continue
+        with_joker = _joker_meld([card for card in hand if card != JOKER])
+        if with_joker is None:
+            return False
+        sim.table[index] = melds.swap_joker(meld, sim.state["discard"].pop())
+        hand.append(JOKER)
+        for card in with_joker["cards"]:
+            hand.remove(card)
+        sim.meld(seat, with_joker["cards"], with_joker["joker_as"])
+        return True
     return False
 
 
@@ -862,13 +889,21 @@ def _rollout_draw(state: State, hand: list[str], laid_down: bool) -> Action:
     for a, b in _PARTNERS[top]:
         if counts[a] and counts[b]:
             return {"type": "take_discard", "melds": [{"cards": [a, b, top]}]}
+    real = [card for card in hand if card != JOKER]
+    if laid_down:
+        # The discard in place of a joker standing for it, the joker in a new meld.
+        with_joker = _joker_meld(real)
+        for meld in state["table"] if with_joker else ():
+            slot = melds.joker_slot(meld)
+            if slot is not None and slot["as"] == top:
+                return {"type": "take_discard", "swap_joker": meld["id"], "melds": [with_joker]}
     target = next((m["id"] for m in state["table"] if top in melds.layoff_cards(m)), None)
     if target is None:
         return {"type": "draw"}
     if laid_down:
         return {"type": "take_discard", "lay_off": {"meld": target, "cards": [top]}}
     # Lay down the hand's melds and lay the card off, in the same action.
-    found = _best_meld_options([card for card in hand if card != JOKER])
+    found = _best_meld_options(real)
     if not found:
         return {"type": "draw"}
     return {

@@ -15,28 +15,40 @@ deals) for the bots' search.
 Both moves that carry an obligation discharge it inside the same action, so no
 one can get stuck: ``take_discard`` puts the taken card on the table (new melds,
 a lay-off, or new melds and then a lay-off: "a player who lays down for the
-first time in it may lay off in it too") and ``swap_joker`` puts the recovered
-joker on the table. Nothing is ever left "to use later", so
+first time in it may lay off in it too"; or, with ``swap_joker``, in place of a
+joker standing for it, the freed joker then melded or laid off) and
+``swap_joker`` puts the recovered joker on the table. Nothing is ever left "to use later", so
 ``view["must_use"]`` is always null.
 
 Decisions where RULES.md is silent:
 
 - lay-offs and joker swaps need melds laid down *before* the action (in an
-  earlier action of this turn or an earlier turn), except the lay-off of a
-  ``take_discard`` that also lays down melds: those melds come first. A swap
-  cannot be a first lay-down, so with ``opening_minimum`` the opening is always
-  a ``meld`` or a ``take_discard`` with melds, counted on its melds alone;
+  earlier action of this turn or an earlier turn), except within a
+  ``take_discard`` that also lays down melds: those melds come first (the
+  taken card's swap for a joker then counts as made once laid down, and the
+  freed joker may be in those melds). A ``swap_joker`` action cannot be a first
+  lay-down, so with ``opening_minimum`` the opening is always a ``meld`` or a
+  ``take_discard`` with melds, counted on its melds alone;
 - a ``take_discard`` with both melds and a lay-off lays the cards off on a meld
   that was on the table before the action (a lay-off on one of its own new
   melds is the same as a larger meld);
-- the card taken from the discard pile cannot replace a joker: it goes into a
-  new meld or is laid off;
+- the card taken from the discard pile may replace a joker (« put in place of a
+  joker »), in the same ``take_discard`` (``swap_joker``: the meld), by a seat
+  that has laid down before or lays down melds in that action; the freed joker
+  must go to the table in it, in its ``melds`` or its ``lay_off``, and a
+  lay-off may go on the meld the card went into. The taken card is then
+  placed by the swap alone (not also melded or laid off);
 - going out needs no final discard: melding or laying off the last card ends
   the round, even within a ``take_discard``;
-- the stock is rebuilt from the discard pile when a player draws from an empty
-  stock, as often as needed; the check that there is something to draw (stock,
-  or at least two discards) is made when a turn begins, and fails the round
-  with no winner;
+- the stock is rebuilt from the whole discard pile, its top card included
+  (« on mélange la pile de défausse pour créer une nouvelle pioche »), when a
+  player draws from an empty stock, as often as needed; the discard pile is
+  then empty, and taking from it is not offered, until the next discard. The
+  check that there is something to draw (stock, or one discard) is made when a
+  turn begins, and fails the round with no winner; as every turn but the last
+  ends with a discard, only an arranged table fails it. States stored before
+  this rule, whose discard pile kept its top card at a rebuild, play on: the
+  next rebuild takes that card with the rest;
 - option ``max_stock_rebuilds`` (default null: no limit): once the stock has
   been rebuilt that many times in a round, a stock that runs out again ends the
   round with no winner, everyone scoring their hand; a blocked table (say,
@@ -61,7 +73,10 @@ lay-off that puts the joker back; every way to take the discard into a single
 meld, an opening or a lay-off, and, for a seat that has not laid down, every way
 to take it with new melds (any that reach the opening) that do not hold it and
 then lay it off (a seat that has laid down reaches the same by a lay-off and
-then melds, as with several melds at once); every distinct discard. Some 14-card hands with
+then melds, as with several melds at once); every way to take it into the place
+of a joker standing for it with a single meld or an opening holding the joker,
+or with a lay-off of the joker (after new melds of the hand, for a seat that has
+not laid down); every distinct discard. Some 14-card hands with
 jokers can open in 10,000 to 20,000 ways (``bench/ducale_legal.py``), so the
 bots search among ``compact_actions``: for each state a turn can reach, one
 action that reaches it (single melds, one-card lay-offs, the minimal openings
@@ -190,7 +205,7 @@ def apply(state: State, seat: Seat, action: Action) -> list[Event]:
 
 def _apply_draw(state: State, seat: Seat, action: Action) -> list[Event]:
     """ "Draw the top card of the stock"; "when the stock is empty and a player must
-    draw, the discard pile except its top card is shuffled to form the new stock"."""
+    draw, the whole discard pile is shuffled to form the new stock"."""
     events: list[Event] = []
     if not state["stock"]:
         events.append(_reshuffle(state))
@@ -203,11 +218,13 @@ def _apply_draw(state: State, seat: Seat, action: Action) -> list[Event]:
 
 
 def _apply_take_discard(state: State, seat: Seat, action: Action) -> list[Event]:
-    """ "A card taken from the discard pile must go to the table (in a new meld or
-    laid off) in this turn; ... taking it and putting it on the table are one
-    action." """
+    """ "A card taken from the discard pile must go to the table (in a new meld,
+    laid off, or put in place of a joker) in this turn; ... taking it and
+    putting it on the table are one action." """
     if not state["discard"]:
         raise IllegalAction("illegal_action", "the discard pile is empty")
+    if action.get("swap_joker") is not None:
+        return _take_into_joker(state, seat, action)
     top = state["discard"][-1]
     hand = state["hands"][seat]
     use = _plan_use(state, seat, action, [*hand, top], state["table"], both=True)
@@ -216,6 +233,37 @@ def _apply_take_discard(state: State, seat: Seat, action: Action) -> list[Event]
     state["discard"].pop()
     state["phase"] = "play"
     return [{"type": "took_discard", "seat": seat, "card": top}, *_commit(state, seat, use)]
+
+
+def _take_into_joker(state: State, seat: Seat, action: Action) -> list[Event]:
+    """The taken card "put in place of a joker": "once the player has laid down
+    (earlier or in this action)", the top discard replaces the joker of meld
+    ``swap_joker``, and the freed joker goes to the table in the same action,
+    in new melds or laid off (new melds first, as in any ``take_discard``)."""
+    if not state["laid_down"][seat] and action.get("melds") is None:
+        raise IllegalAction(
+            "illegal_action",
+            "lay down melds of your own (before or in this action) to swap a joker",
+        )
+    top = state["discard"][-1]
+    index = _meld_index(state["table"], action.get("swap_joker"))
+    try:
+        swapped = melds.swap_joker(state["table"][index], top)
+    except MeldError as refused:
+        raise IllegalAction("illegal_action", str(refused)) from None
+    pool = [*state["hands"][seat], JOKER]
+    table = [*state["table"][:index], swapped, *state["table"][index + 1 :]]
+    use = _plan_use(state, seat, action, pool, table, both=True)
+    if use.hand.count(JOKER) >= pool.count(JOKER):
+        raise IllegalAction("illegal_action", "the recovered joker must go to the table")
+    use.changed = {index: swapped, **use.changed}
+    state["discard"].pop()
+    state["phase"] = "play"
+    return [
+        {"type": "took_discard", "seat": seat, "card": top},
+        {"type": "joker_swapped", "seat": seat, "meld": swapped["id"], "card": top},
+        *_commit(state, seat, use),
+    ]
 
 
 def _apply_meld(state: State, seat: Seat, action: Action) -> list[Event]:
@@ -513,7 +561,7 @@ def _start_turn(state: State, seat: Seat) -> list[Event]:
     ``max_stock_rebuilds`` times, when that option is set ("the rulebook sets no
     limit")."""
     if not state["stock"] and (
-        len(state["discard"]) < 2 or _rebuilds_spent(state, state["stock_rebuilds"])
+        not state["discard"] or _rebuilds_spent(state, state["stock_rebuilds"])
     ):
         return [{"type": "stock_exhausted"}, *_end_round(state, None)]
     state["turn"] = seat
@@ -529,12 +577,13 @@ def _rebuilds_spent(state: State, rebuilds: int) -> bool:
 
 
 def _reshuffle(state: State) -> Event:
-    top = state["discard"].pop()
+    """ "the whole discard pile is shuffled to form the new stock", its top card
+    included; the discard pile is then empty until the next discard."""
     stock = state["discard"]
     with seeded_rng(state) as rng:
         rng.shuffle(stock)
     state["stock"] = stock
-    state["discard"] = [top]
+    state["discard"] = []
     state["stock_rebuilds"] += 1
     return {"type": "stock_rebuilt", "stock_size": len(stock), "rebuilds": state["stock_rebuilds"]}
 
@@ -624,7 +673,43 @@ def _every_take(state: State, seat: Seat) -> list[Action]:
         ]
     else:
         actions += _every_lay_down_and_lay_off(state, seat, top)
+    return actions + _every_take_into_joker(state, seat, top)
+
+
+def _every_take_into_joker(state: State, seat: Seat, top: str) -> list[Action]:
+    """Every way to put ``top`` in place of a joker on the table and the joker back
+    on the table: in a single meld (or an opening holding it), laid off, or, for a
+    seat that has not laid down, laid off after melds of the hand."""
+    hand = Counter(state["hands"][seat])
+    pool = hand + Counter([JOKER])
+    actions: list[Action] = []
+    for index, meld, swapped in _jokers_standing_for(state["table"], top):
+        take = {"type": "take_discard", "swap_joker": meld["id"]}
+        table = [*state["table"][:index], swapped, *state["table"][index + 1 :]]
+        actions += [{**take, "melds": specs} for specs in _meld_lists(state, seat, pool, JOKER)]
+        if state["laid_down"][seat]:
+            actions += [
+                {**take, "lay_off": lay_off} for lay_off in _every_lay_off(table, pool, JOKER)
+            ]
+            continue
+        for specs in _meld_lists(state, seat, hand):
+            left = pool - Counter(card for spec in specs for card in spec["cards"])
+            actions += [
+                {**take, "melds": specs, "lay_off": lay_off}
+                for lay_off in _every_lay_off(table, left, JOKER)
+            ]
     return actions
+
+
+def _jokers_standing_for(
+    table: list[melds.Meld], card: str
+) -> Iterator[tuple[int, melds.Meld, melds.Meld]]:
+    """Each table meld (index, meld) whose joker stands for ``card``, and the meld
+    with ``card`` in the joker's place."""
+    for index, meld in enumerate(table):
+        slot = melds.joker_slot(meld)
+        if slot is not None and slot["as"] == card:
+            yield index, meld, melds.swap_joker(meld, card)
 
 
 def _every_lay_down_and_lay_off(state: State, seat: Seat, top: str) -> list[Action]:
@@ -721,6 +806,7 @@ def _take_discard_actions(state: State, seat: Seat) -> list[Action]:
         for meld in state["table"]
         for lay_off in _joining_lay_offs(meld, top, hand)
     ]
+    actions += _take_into_joker_actions(state, seat, top)
     if state["laid_down"][seat]:
         return actions + [{"type": "take_discard", "lay_off": lay_off} for lay_off in joins]
     if not joins:
@@ -734,6 +820,32 @@ def _take_discard_actions(state: State, seat: Seat) -> list[Action]:
             for lay_off in joins
             if not Counter(lay_off["cards"]) - left
         ]
+    return actions
+
+
+def _take_into_joker_actions(state: State, seat: Seat, top: str) -> list[Action]:
+    """Every minimal way to put ``top`` in place of a joker standing for it: the
+    freed joker in a new meld (an opening holding it), or laid off alone, after
+    an opening of the hand for a seat that has not laid down."""
+    hand = Counter(state["hands"][seat])
+    pool = hand + Counter([JOKER])
+    actions: list[Action] = []
+    for index, meld, swapped in _jokers_standing_for(state["table"], top):
+        take = {"type": "take_discard", "swap_joker": meld["id"]}
+        actions += [
+            {**take, "melds": specs} for specs in _meld_choices(state, seat, pool, must=JOKER)
+        ]
+        lay_offs = [
+            {"meld": target["id"], "cards": [JOKER], "joker_as": fit}
+            for target in [*state["table"][:index], swapped, *state["table"][index + 1 :]]
+            if not melds.has_joker(target)
+            for fit in melds.layoff_cards(target)
+        ]
+        if state["laid_down"][seat]:
+            actions += [{**take, "lay_off": lay_off} for lay_off in lay_offs]
+            continue
+        for specs in _meld_choices(state, seat, hand) if lay_offs else ():
+            actions += [{**take, "melds": specs, "lay_off": lay_off} for lay_off in lay_offs]
     return actions
 
 

@@ -140,9 +140,20 @@ class DucaleTakeDiscardActionSchema(DucalePlacementBaseSchema):
     action: in new melds (``melds``), laid off (``lay_off``), or both: the melds
     are laid down first, so a player who had not laid down may then lay the card
     off on a meld that was on the table (``melds`` and ``lay_off`` together). A
-    first lay-down under ``opening_minimum`` is counted on the melds alone."""
+    first lay-down under ``opening_minimum`` is counted on the melds alone.
+
+    With ``swap_joker``, the card goes in place of that meld's joker (which must
+    stand for it) and ``melds`` and ``lay_off`` put the freed joker on the table
+    instead, once the player has laid down (before, or by the ``melds`` of this
+    action)."""
 
     type = _type("take_discard")
+    swap_joker = _meld_id(
+        metadata={
+            "description": "A meld on the table whose joker stands for the taken card: "
+            "the card replaces the joker, which melds or lay_off must then place."
+        }
+    )
 
     @validates_schema
     def _melds_or_lay_off(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -326,7 +337,8 @@ class DucaleCardDrawnEventSchema(Schema):
 
 
 class DucaleStockRebuiltEventSchema(Schema):
-    """The discard pile, less its top card, became the stock."""
+    """The whole discard pile became the stock; the pile is empty until the next
+    discard."""
 
     type = _event("stock_rebuilt")
     stock_size = _int(required=True, validate=validate.Range(min=0))

@@ -12,6 +12,13 @@ summed best first with decreasing weights (``RANK_WEIGHTS``) and count for
 site with one hex paved is a small, longer prospect. A seat's value is its
 points plus prospects, against the best opponent's.
 
+The children's game (option ``children``) has no objectives, markers nor
+winner: every seat values the shared pavement alike (``children_value``,
+the completed animals per tile), the greedy policy lays the tile that
+completes the most animals, then the one with the most neighbours, and lays
+on while a tile fits; the search weighs the best few such tiles, its
+playouts valued by the pavement as it is.
+
 Only public information and the seat's own objective are read: another
 seat's objective counts as the average of those still consistent with the
 markers on the table (``rules.objective_candidates``), so values are the
@@ -47,7 +54,7 @@ from typing import NamedTuple
 import orjson
 
 from engines.core import Action, Seat, State
-from engines.gaudi.geometry import frontier, neighbours, site_hexes, sites_of
+from engines.gaudi.geometry import frontier, is_completed, neighbours, site_hexes, sites_of
 from engines.gaudi.rules import (
     ANIMALS,
     COLOURS,
@@ -90,6 +97,8 @@ def evaluate(state: State, seat: Seat) -> float:
     A finished game is worth ``MATCH_WEIGHT`` (won alone), 0 (shared) or
     minus it (lost), plus the point difference.
     """
+    if state.get("children"):
+        return children_value(state)
     if state["finished"]:
         return _final_value(state, seat)
     weights = objective_weights(state, seat)
@@ -211,6 +220,8 @@ def greedy(state: State, seat: Seat, rng: random.Random) -> Action:
         return actions[0]
     if actions[0]["type"] != "place":
         return _exchange(state, actions)
+    if state.get("children"):
+        return children_placements(state, actions, rng)[0]
     return ranked_placements(state, seat, actions, rng)[0][1]
 
 
@@ -250,6 +261,11 @@ def search_actions(state: State, seat: Seat) -> list[Action]:
     sample this is, ``observer``, see ``rules.determinize``): the best
     placements by the evaluation; elsewhere in the tree, the fast policy's
     placement alone (``play_turn``). Every action when nothing fits."""
+    if state.get("children"):
+        actions = legal_actions(state, seat)
+        if actions[0]["type"] != "place":
+            return actions
+        return children_placements(state, actions, None)[:CHILDREN_SEARCH_PLACEMENTS]
     observer = state.get("observer")
     if observer is not None and observer != {"seat": seat, "turn": state["turn"]}:
         return [rollout_action(state, seat, random.Random(state["rng"]))]
@@ -261,7 +277,9 @@ def search_actions(state: State, seat: Seat) -> list[Action]:
 
 def rollout_action(state: State, seat: Seat, rng: random.Random) -> Action:
     """The fast policy's placement (``play_turn``); when nothing fits, a
-    random exchange, or the pass."""
+    random exchange, or the pass. The children's game: ``greedy``'s choice."""
+    if state.get("children"):
+        return greedy(state, seat, rng)
     table = pavement(state)
     if not _fitting(table, table.hands[seat]):
         return rng.choice(legal_actions(state, seat))
@@ -273,18 +291,61 @@ def playout_value(start: State, state: State) -> list[float] | None:
     """At the end of the game: the outcome (a share of 1 among the winners)
     and the point difference, half each (``MARGIN_SHARE``); None before."""
     result = outcome(state)
+    if result is not None and state.get("children"):
+        return [children_value(state)] * state["players"]
     return None if result is None else _final_values(result["scores"])
 
 
 def playout(start: State, state: State, rng: random.Random) -> list[float]:
     """Play the rest of the game fast (``simulate``) and value its result
     as ``playout_value`` does. Before the pile is low the root offers the
-    best placement alone, so no playout could change the choice: skipped."""
+    best placement alone, so no playout could change the choice: skipped.
+    The children's game is not played out: the pavement so far is its value."""
+    if state.get("children"):
+        return [children_value(state)] * state["players"]
     if len(start["pile"]) > LATE_PILE:
         return [0.5] * state["players"]
     table = pavement(state)
     simulate(table, rng)
     return _final_values(table.points)
+
+
+# -- the children's game ------------------------------------------------------
+# No objectives, no markers, no winner: the table builds one pavement, and a
+# child is pleased by the animals it completes. Every seat has the same value.
+
+CHILDREN_SEARCH_PLACEMENTS = 4  # the search weighs the best few tiles
+
+
+def children_value(state: State) -> float:
+    """What the table built, in [0, 1]: the completed animals per tile on the
+    table (a pavement holds at most about one animal site per tile)."""
+    return min(1.0, len(state["animals"]) / len(state["board"]))
+
+
+def children_placements(
+    state: State, actions: list[Action], rng: random.Random | None
+) -> list[Action]:
+    """The one-tile placements among ``actions``, best first: the animals the
+    tile completes, then the tiles around its hex (a compact pavement leaves
+    more animals to complete); ties at random, or in listing order without
+    ``rng``. A child lays tiles while one fits: ``end_turn`` is never chosen
+    while a placement is listed."""
+    board = _board(state)
+    scored = []
+    for index, action in enumerate(actions):
+        if action["type"] != "place":
+            continue
+        (placed,) = action["tiles"]
+        hex_ = (placed["q"], placed["r"])
+        board[hex_] = placed["tile"]
+        completes = sum(is_completed(anchor, board) for anchor in sites_of(hex_))
+        del board[hex_]
+        around = sum(n in board for n in neighbours(hex_))
+        tie = rng.random() if rng is not None else index
+        scored.append((-completes, -around, tie, action))
+    scored.sort(key=lambda item: item[:3])
+    return [action for *_, action in scored]
 
 
 # -- fast playouts -----------------------------------------------------------

@@ -14,11 +14,11 @@ its starfish, snail and jellyfish thirds: ``"OGB"``. The board is a list of
 names ``orange``/``green``/``blue``, ``marker`` a seat or null).
 
 State. A plain JSON dict. Public fields: ``players``, ``short_game``,
-``beginner``, ``board``, ``animals``, ``markers``, ``active``, ``turn``,
-``finished``, ``end_reason``. Hidden fields, kept apart: ``pile`` (drawn
-from its end), ``hands`` and ``objectives``. ``rng`` is the seed of the
-next random draw. Points are never stored: they follow from ``animals`` and
-``objectives``.
+``beginner``, ``children``, ``board``, ``animals``, ``markers``, ``active``,
+``turn``, ``laid_this_turn``, ``finished``, ``end_reason``. Hidden fields,
+kept apart: ``pile`` (drawn from its end), ``hands`` and ``objectives``.
+``rng`` is the seed of the next random draw. Points are never stored: they
+follow from ``animals`` and ``objectives``.
 
 Decisions taken where RULES.md §3 is silent:
 
@@ -44,6 +44,21 @@ Decisions taken where RULES.md §3 is silent:
 - Points are shown to their owner during the game and to everyone at the
   end (or always, with ``beginner``, whose objectives are public anyway);
   markers left and hand sizes are public.
+- The children's game (option ``children``, RULES.md: "only the touching
+  and colour-matching conditions hold: any number of tiles of the hand per
+  turn (at least one), in any shape"): a child lays one tile per ``place``
+  and the turn goes on, with another tile or ``end_turn`` (offered once a
+  tile is laid); it ends by itself when the hand is empty or none of its
+  tiles fits, then the hand is refilled. Listing every set of up to three
+  tiles in any shape would give up to some 8,000 actions a turn; one at a
+  time reaches the same pavements with a list of about a hundred. The
+  exchange and the pass come before the turn's first tile. ``children``
+  overrides ``beginner``. No objectives (``objectives`` is ``[]``), no
+  markers (``markers`` all 0), no winner: the outcome reports
+  ``animals_completed`` and ``tiles_laid`` (the start tile is not laid by
+  anyone), which every outcome carries.
+- States stored before the children's game have no ``children`` nor
+  ``laid_this_turn``: they read as false and 0, and are never given them.
 """
 
 from __future__ import annotations
@@ -88,7 +103,12 @@ MARKERS_BY_PLAYERS: dict[int, int] = {2: 35, 3: 25, 4: 25, 5: 15, 6: 15}
 START_HEX: Hex = (0, 0)
 OBJECTIVE_DEALS = 50  # determinize: random deals tried before a backtracking one
 
-DEFAULT_OPTIONS: dict[str, Any] = {"short_game": False, "beginner": False, "first_player": 0}
+DEFAULT_OPTIONS: dict[str, Any] = {
+    "short_game": False,
+    "beginner": False,
+    "children": False,
+    "first_player": 0,
+}
 
 
 # -- The game: setup ----------------------------------------------------------
@@ -117,18 +137,21 @@ def setup(options: dict[str, Any], n_players: int, seed: int) -> State:
         if opts["short_game"]:
             box = box[: SHORT_GAME_TILES - 1]
         hands = [[box.pop() for _ in range(HAND_SIZE)] for _ in range(n_players)]
-        objectives = _deal_objectives(n_players, rng)
+        children = bool(opts["children"])
+        objectives = [] if children else _deal_objectives(n_players, rng)
         active = rng.randrange(n_players) if first == "random" else first
     state.update(
         {
             "players": n_players,
             "short_game": bool(opts["short_game"]),
             "beginner": bool(opts["beginner"]),
+            "children": children,
             "board": [{"q": START_HEX[0], "r": START_HEX[1], "tile": start}],
             "animals": [],
-            "markers": [MARKERS_BY_PLAYERS[n_players]] * n_players,
+            "markers": [0 if children else MARKERS_BY_PLAYERS[n_players]] * n_players,
             "active": active,
             "turn": 1,
+            "laid_this_turn": 0,
             "finished": False,
             "end_reason": None,
             "pile": box,
@@ -158,7 +181,14 @@ def legal_actions(state: State, seat: Seat) -> list[Action]:
         return []
     board = _board_map(state)
     hand = state["hands"][seat]
-    placements = _placements(board, hand, state["beginner"])
+    if state.get("children"):
+        placements = _single_placements(board, hand)
+        if state.get("laid_this_turn"):
+            return [{"type": "place", "tiles": tiles} for tiles in placements] + [
+                {"type": "end_turn"}
+            ]
+    else:
+        placements = _placements(board, hand, state["beginner"])
     if placements:
         return [{"type": "place", "tiles": tiles} for tiles in placements]
     if _can_place(board, state["pile"]):
@@ -177,6 +207,8 @@ def apply(state: State, seat: Seat, action: Action) -> list[Event]:
         return _apply_exchange(state, seat, action)
     if kind == "pass":
         return _apply_pass(state, seat)
+    if kind == "end_turn":
+        return _apply_end_turn(state, seat)
     raise IllegalAction("illegal_action", f"unknown action type {kind!r}")
 
 
@@ -198,6 +230,8 @@ def outcome(state: State) -> dict[str, Any] | None:
     """None while playing; then the winners (most points, ties shared) and points."""
     if not state["finished"]:
         return None
+    if state.get("children"):
+        return _children_outcome(state)
     scores = points(state)
     best = max(scores)
     marked = [0] * state["players"]
@@ -210,7 +244,28 @@ def outcome(state: State) -> dict[str, Any] | None:
         "marked": marked,
         "objectives": [dict(o) for o in state["objectives"]],
         "reason": state["end_reason"],
+        **_pavement_counts(state),
     }
+
+
+def _children_outcome(state: State) -> dict[str, Any]:
+    """ "the outcome has no winner (``winners: []``) and reports the number of
+    completed animals and of tiles laid": nobody scores."""
+    n = state["players"]
+    return {
+        "winners": [],
+        "scores": [0] * n,
+        "marked": [0] * n,
+        "objectives": [],
+        "reason": state["end_reason"],
+        **_pavement_counts(state),
+    }
+
+
+def _pavement_counts(state: State) -> dict[str, int]:
+    """The completed animals, and the tiles the players laid (the start tile is
+    not theirs)."""
+    return {"animals_completed": len(state["animals"]), "tiles_laid": len(state["board"]) - 1}
 
 
 # -- Observation ------------------------------------------------------------------
@@ -225,6 +280,7 @@ def view(state: State, seat: Seat | None) -> dict[str, Any]:
     tells the seat to play what its legal actions do when its hand fits nowhere.
     """
     finished = state["finished"]
+    children = bool(state.get("children"))
     public = finished or state["beginner"]
     scores = points(state)
     # The seat to play whose hand fits nowhere learns from its legal actions
@@ -234,13 +290,15 @@ def view(state: State, seat: Seat | None) -> dict[str, Any]:
         board = _board_map(state)
         if not _can_place(board, state["hands"][seat]):
             pile_fits = _can_place(board, state["pile"])
+    # The children's game has neither objectives nor points to show.
+    shown = [not children and (public or other == seat) for other in range(state["players"])]
     players = [
         {
             "seat": other,
             "markers_left": state["markers"][other],
             "hand_size": len(state["hands"][other]),
-            "points": scores[other] if public or other == seat else None,
-            "objectives": dict(state["objectives"][other]) if public or other == seat else None,
+            "points": scores[other] if shown[other] else None,
+            "objectives": dict(state["objectives"][other]) if shown[other] else None,
         }
         for other in range(state["players"])
     ]
@@ -257,6 +315,9 @@ def view(state: State, seat: Seat | None) -> dict[str, Any]:
         "end_reason": state["end_reason"],
         "short_game": state["short_game"],
         "beginner": state["beginner"],
+        # States stored before the children's game read as the game for grown-ups.
+        "children": children,
+        "laid_this_turn": state.get("laid_this_turn", 0),
     }
 
 
@@ -278,7 +339,7 @@ def determinize(state: State, seat: Seat | None, rng: random.Random) -> State:
     """
     new: State = orjson.loads(orjson.dumps(state))
     hidden = [s for s in range(new["players"]) if s != seat]
-    if not (new["finished"] or new["beginner"]):
+    if not (new["finished"] or new["beginner"] or new.get("children")):
         for s, objective in zip(hidden, _sampled_objectives(new, seat, hidden, rng), strict=True):
             new["objectives"][s] = objective
     board = _board_map(new)
@@ -477,6 +538,19 @@ def _placements(board: dict[Hex, str], hand: list[str], beginner: bool) -> list[
     return found
 
 
+def _single_placements(board: dict[Hex, str], hand: list[str]) -> list[list[dict]]:
+    """The children's game: every tile of the hand on every hex touching the
+    table where its colours match, one tile at a time."""
+    kinds = sorted(set(hand))
+    found = []
+    for hex_ in sorted(frontier(board)):
+        required = _requirement(board, hex_)
+        found += [
+            [{"tile": tile, "q": hex_[0], "r": hex_[1]}] for tile in kinds if _fits(tile, required)
+        ]
+    return found
+
+
 def _next_hexes(
     board: dict[Hex, str],
     ring: list[Hex],
@@ -534,7 +608,11 @@ def _apply_place(state: State, seat: Seat, action: Action) -> list[Event]:
     objectifs (ou aux deux), il place une fiche ... Après avoir placé 1, 2 ou
     3 dalles, le joueur pioche dans la pile afin d'en avoir toujours 3."
     """
-    chosen, board, anchors = _checked_placement(state, seat, action.get("tiles"))
+    children = state.get("children")
+    tiles = action.get("tiles")
+    if children and isinstance(tiles, list) and len(tiles) != 1:
+        raise IllegalAction("illegal_action", "in the children's game, lay one tile at a time")
+    chosen, board, anchors = _checked_placement(state, seat, tiles)
     hand = state["hands"][seat]
     events: list[Event] = []
     for hex_, tile in chosen:
@@ -544,10 +622,15 @@ def _apply_place(state: State, seat: Seat, action: Action) -> list[Event]:
             {"type": "tile_placed", "seat": seat, "q": hex_[0], "r": hex_[1], "tile": tile}
         )
     completed = [_animal(board, anchor) for anchor in anchors]
-    _mark(state, seat, completed)
+    if not children:
+        _mark(state, seat, completed)
     for animal in completed:
         state["animals"].append(animal)
         events.append({"type": "animal_completed", "seat": seat, **animal})
+    if children:
+        state["laid_this_turn"] = state.get("laid_this_turn", 0) + 1
+        if _can_place(board, hand):
+            return events  # the child may lay another tile, or stop
     events.extend(_refill(state, seat))
     events.extend(_next_turn(state, board))
     return events
@@ -675,6 +758,7 @@ def _apply_exchange(state: State, seat: Seat, action: Action) -> list[Event]:
     """
     tile = action.get("tile")
     hand = state["hands"][seat]
+    _require_turn_start(state)
     if tile not in hand:
         raise IllegalAction("illegal_action", f"tile {tile!r} is not in your hand")
     board = _board_map(state)
@@ -696,12 +780,33 @@ def _apply_exchange(state: State, seat: Seat, action: Action) -> list[Event]:
 
 def _apply_pass(state: State, seat: Seat) -> list[Event]:
     """Neither a hand tile nor a pile tile fits anywhere: the turn passes."""
+    _require_turn_start(state)
     board = _board_map(state)
     if _can_place(board, state["hands"][seat]):
         raise IllegalAction("illegal_action", "a tile of your hand can be placed: place it")
     if _can_place(board, state["pile"]):
         raise IllegalAction("illegal_action", "a tile of the pile could be placed: exchange")
     return [{"type": "pass", "seat": seat}, *_next_turn(state, board)]
+
+
+def _require_turn_start(state: State) -> None:
+    """The exchange and the pass come before any tile of the turn (in the
+    children's game a turn may lay several tiles one by one)."""
+    if state.get("laid_this_turn"):
+        raise IllegalAction("illegal_action", "you have laid a tile this turn: end your turn")
+
+
+def _apply_end_turn(state: State, seat: Seat) -> list[Event]:
+    """The children's game: "any number of tiles of the hand per turn (at least
+    one)"; the child stops, the hand is refilled and play passes on."""
+    if not state.get("children"):
+        raise IllegalAction("illegal_action", "end_turn belongs to the children's game")
+    if not state.get("laid_this_turn"):
+        raise IllegalAction("illegal_action", "lay at least one tile before you stop")
+    events: list[Event] = [{"type": "end_turn", "seat": seat}]
+    events.extend(_refill(state, seat))
+    events.extend(_next_turn(state, _board_map(state)))
+    return events
 
 
 def _next_turn(state: State, board: dict[Hex, str]) -> list[Event]:
@@ -712,6 +817,8 @@ def _next_turn(state: State, board: dict[Hex, str]) -> list[Event]:
     can place any tile and the pile holds no placeable tile.
     """
     reason = _end_reason(state, board)
+    if "laid_this_turn" in state:  # states stored before the children's game lack it
+        state["laid_this_turn"] = 0
     if reason is None:
         state["active"] = (state["active"] + 1) % state["players"]
         state["turn"] += 1
@@ -899,16 +1006,20 @@ def state_from_view(seen: dict[str, Any], seat: Seat | None, rng: random.Random)
         "players": n_players,
         "short_game": seen["short_game"],
         "beginner": seen["beginner"],
+        "children": seen["children"],
         "board": board,
         "animals": [dict(animal) for animal in seen["animals"]],
         "markers": [p["markers_left"] for p in players],
         "active": seen["active"],
         "turn": seen["turn"],
+        "laid_this_turn": seen["laid_this_turn"],
         "finished": seen["finished"],
         "end_reason": seen["end_reason"],
         "pile": [filler] * seen["pile_size"],
         "hands": hands,
-        "objectives": [dict(p["objectives"] or unknown) for p in players],
+        "objectives": []
+        if seen["children"]
+        else [dict(p["objectives"] or unknown) for p in players],
     }
     state = determinize(skeleton, seat, rng)
     del state["observer"]  # the shape of a real state, not of a search's sample

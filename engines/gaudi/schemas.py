@@ -73,6 +73,17 @@ class GaudiOptionsSchema(_Strict):
             "compact blocks allowed, objective cards public."
         },
     )
+    children = fields.Boolean(
+        load_default=False,
+        truthy={True},
+        falsy={False},
+        metadata={
+            "description": "The children's game: tiles only touch and match colours, laid "
+            "one at a time, as many as the child likes in a turn (end_turn stops); no "
+            "objectives, no markers, one shared pavement; the game ends with no winner "
+            "and counts the completed animals and the tiles laid. Overrides beginner."
+        },
+    )
     first_player = GaudiFirstPlayerField(
         load_default=0,
         metadata={
@@ -97,7 +108,10 @@ class GaudiPlaceActionSchema(_Strict):
         fields.Nested(GaudiPlacedTileSchema),
         required=True,
         validate=validate.Length(min=1, max=MAX_TILES_PER_TURN),
-        metadata={"description": "1 to 3 tiles from the hand, in placement order."},
+        metadata={
+            "description": "1 to 3 tiles from the hand, in placement order; in the "
+            "children's game, one tile (the turn goes on until end_turn)."
+        },
     )
 
 
@@ -108,6 +122,13 @@ class GaudiExchangeActionSchema(_Strict):
 
 class GaudiPassActionSchema(_Strict):
     type = fields.String(required=True, validate=validate.OneOf(["pass"]))
+
+
+class GaudiEndTurnActionSchema(_Strict):
+    """The children's game: stop laying tiles (after one at least); the hand is
+    refilled and play passes on."""
+
+    type = fields.String(required=True, validate=validate.OneOf(["end_turn"]))
 
 
 # -- View -----------------------------------------------------------------------
@@ -201,6 +222,18 @@ class GaudiViewSchema(_Strict):
     )
     short_game = fields.Boolean(required=True)
     beginner = fields.Boolean(required=True)
+    children = fields.Boolean(
+        required=True,
+        metadata={"description": "The children's game: no objectives, markers nor points."},
+    )
+    laid_this_turn = fields.Integer(
+        strict=True,
+        required=True,
+        metadata={
+            "description": "Tiles the seat to play has laid this turn (the children's game "
+            "lays them one by one; 0 otherwise)."
+        },
+    )
 
 
 # -- Outcome ----------------------------------------------------------------------
@@ -224,12 +257,26 @@ class GaudiOutcomeSchema(_Strict):
         validate=validate.OneOf(["hand_and_pile_empty", "blocked"]),
         metadata={"description": "hand_and_pile_empty, or blocked: nobody can place."},
     )
+    # Not required: outcomes recorded before these counts (match_over events,
+    # match records) lack them; the engine always gives them now.
+    animals_completed = fields.Integer(
+        strict=True,
+        metadata={"description": "Animals completed on the pavement, marked or not."},
+    )
+    tiles_laid = fields.Integer(
+        strict=True,
+        metadata={
+            "description": "Tiles the players laid (the start tile apart). With winners "
+            "[] (the children's game), what the table built together."
+        },
+    )
 
 
 ACTION_SCHEMAS: dict[str, type[Schema]] = {
     "place": GaudiPlaceActionSchema,
     "exchange": GaudiExchangeActionSchema,
     "pass": GaudiPassActionSchema,
+    "end_turn": GaudiEndTurnActionSchema,
 }
 
 
@@ -291,6 +338,13 @@ class GaudiPassEventSchema(_Strict):
     seat = _seat()
 
 
+class GaudiEndTurnEventSchema(_Strict):
+    """The children's game: the seat stopped laying tiles."""
+
+    type = _event("end_turn")
+    seat = _seat()
+
+
 class GaudiTurnEventSchema(_Strict):
     type = _event("turn")
     seat = _seat()
@@ -309,6 +363,7 @@ EVENT_SCHEMAS: dict[str, type[Schema]] = {
     "exchange": GaudiExchangeEventSchema,
     "exchanged": GaudiExchangedEventSchema,
     "pass": GaudiPassEventSchema,
+    "end_turn": GaudiEndTurnEventSchema,
     "turn": GaudiTurnEventSchema,
     "match_over": GaudiMatchOverEventSchema,
 }

@@ -132,6 +132,40 @@ def test_a_whole_match_against_bots_by_clicking(new_page, server, game):
     screenshot(page, f"{game}-over")
 
 
+def test_the_childrens_gaudi_is_offered_and_played_tile_by_tile(new_page, server):
+    """RULES.md §3's children's game: the option is a box to tick; a tile laid
+    is placed at once, End turn stops; no points nor markers; nobody wins."""
+    page = new_page()
+    create_table(
+        page, server.base, "gaudi", ["you", "greedy"], {"children": True, "short_game": True}
+    )
+    page.get_by_text("The children's game: one pavement together.").wait_for()
+    laid = []
+
+    def child(page) -> bool:
+        # Two tiles, then stop (the turn also ends by itself when nothing fits).
+        if len(laid) % 3 == 2 and clicked(page.get_by_role("button", name="End turn")):
+            laid.append("end")
+            return True
+        if clicked(page.locator("g.spot")):
+            laid.append("tile")
+            return True
+        return (
+            clicked(page.locator("button.tile.legal"))
+            or clicked(page.locator("button[aria-label^='Return']"))
+            or clicked(page.get_by_role("button", name="Pass", exact=True))
+        )
+
+    assert not page.get_by_role("button", name="Place the tiles laid").count()
+    assert "points" not in page.locator("ul.area[aria-label=Players]").inner_text()
+    play_out(page, child)
+    assert "end" in laid and "tile" in laid
+    check_the_end(page)
+    outcome = page.get_by_role("region", name="Outcome").inner_text()
+    assert "Over: no winner" in outcome
+    assert re.search(r"Together: \d+ animals completed, \d+ tiles laid", outcome), outcome
+
+
 def test_two_people_in_two_browsers_through_the_seat_link(new_page, server):
     ada = new_page()
     urls: list[str] = []

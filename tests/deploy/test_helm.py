@@ -35,7 +35,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 import yaml
+
+from service.cli import check_settings
+from tests.conftest import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "ludotheque"
@@ -815,6 +819,27 @@ def test_redis_url_comes_from_the_chart_secret_or_the_existing_one(chart):
         assert "checksum/secret" not in template["metadata"]["annotations"]
 
 
+def test_the_record_key_is_a_secret_mounted_read_only_into_the_api(chart):
+    values = {**CASES["defaults"], "recordKey": {"existingSecret": "ludo-record-key"}}
+    specs = pod_specs(render(chart, values))
+    api = next(t for name, t in specs.items() if name.endswith("-api"))
+    (container,) = api["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["LUDOTHEQUE_RECORD_KEY_FILE"] == "/etc/ludotheque/record-key/record-key.pem"
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == "record-key"]
+    assert mount == {
+        "name": "record-key",
+        "mountPath": "/etc/ludotheque/record-key",
+        "readOnly": True,
+    }
+    (volume,) = [v for v in api["spec"]["volumes"] if v["name"] == "record-key"]
+    assert volume["secret"]["secretName"] == "ludo-record-key"
+    # without it, no key file: the API keeps one in Redis (docs/configuration.md)
+    for template in pod_specs(render(chart, CASES["defaults"])).values():
+        (container,) = template["spec"]["containers"]
+        assert "LUDOTHEQUE_RECORD_KEY_FILE" not in {e["name"] for e in container["env"]}
+
+
 def test_configuration_reaches_both_containers_through_the_configmap(chart):
     objects = render(chart, CASES["existing-secret-ingress-fixed-replicas"])
     (config,) = by_kind(objects, "ConfigMap").values()
@@ -870,6 +895,70 @@ def test_optional_objects_follow_their_switches(chart):
     assert not by_kind(bare, "PodDisruptionBudget") and not by_kind(bare, "Ingress")
     (container,) = pod_specs(bare)["ludo-api"]["spec"]["containers"]
     assert "lifecycle" not in container
+
+
+def config_map(objects: list[dict[str, Any]]) -> dict[str, str]:
+    (config,) = by_kind(objects, "ConfigMap").values()
+    return config["data"]
+
+
+def test_with_its_ingress_the_chart_trusts_the_controller_and_nothing_else(chart):
+    assert "LUDOTHEQUE_TRUSTED_PROXIES" not in config_map(render(chart, CASES["defaults"]))
+    behind = config_map(render(chart, CASES["existing-secret-ingress-fixed-replicas"]))
+    assert behind["LUDOTHEQUE_TRUSTED_PROXIES"] == "1"
+    assert check_settings(behind) == [], "the API and the worker start with it"
+    ingress = {"enabled": True, "trustedProxies": 2}
+    two = render(chart, {**CASES["defaults"], "ingress": ingress})
+    assert config_map(two)["LUDOTHEQUE_TRUSTED_PROXIES"] == "2"
+    # without the chart's Ingress, a proxy of one's own
+    own = render(chart, {**CASES["defaults"], "config": {"LUDOTHEQUE_TRUSTED_PROXIES": "2"}})
+    assert config_map(own)["LUDOTHEQUE_TRUSTED_PROXIES"] == "2"
+    # one place decides
+    both = {"ingress": {"enabled": True}, "config": {"LUDOTHEQUE_TRUSTED_PROXIES": "1"}}
+    with pytest.raises(TemplateError, match=r"ingress\.trustedProxies"):
+        chart.render({**CASES["defaults"], **both})
+
+
+def test_behind_the_charts_ingress_each_client_has_its_own_quota(chart, redis_url, monkeypatch):
+    """The API with the ConfigMap the chart renders, behind a stand-in for
+    the Ingress controller (every connection from 127.0.0.1, the client's
+    address in X-Forwarded-For, as ingress-nginx sends it, or appended to
+    what the client wrote, as other controllers do): two clients get a
+    quota each, and what a client writes itself gets it none."""
+
+    def clients_refused(case: str) -> list[int]:
+        with monkeypatch.context() as env:
+            for name, value in config_map(render(chart, CASES[case])).items():
+                env.setenv(name, value)
+            server = LiveServer(
+                {
+                    "REDIS_URL": redis_url,
+                    "REDIS_CLUSTER": False,
+                    "RATELIMIT_ENABLED": True,
+                    "MAX_WAITING_PER_ADDRESS": 1,
+                }
+            )
+        try:
+            word = os.urandom(4).hex()
+            ada, bob = f"2001:db8:{word[:4]}:{word[4:]}::1", f"2001:db8:{word[4:]}:{word[:4]}::1"
+            sent = [ada, bob, f"{os.urandom(2).hex()}::1, {bob}"]
+            answers = [
+                requests.post(
+                    server.url("/v1/games/dekal/matches"),
+                    json={"players": [{"name": "Ada"}, {}]},
+                    headers={"X-Forwarded-For": forwarded},
+                    timeout=10,
+                )
+                for forwarded in sent
+            ]
+            return [i for i, answer in enumerate(answers) if answer.status_code == 429]
+        finally:
+            server.stop()
+
+    # Ada and Bob each have a waiting match; Bob's forged entry is not a new client
+    assert clients_refused("existing-secret-ingress-fixed-replicas") == [2]
+    # without the setting, everyone is the controller: Bob is refused Ada's quota
+    assert 1 in clients_refused("defaults")
 
 
 def test_notes_render(chart):

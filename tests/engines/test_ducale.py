@@ -450,6 +450,55 @@ def test_a_recovered_joker_may_go_back_on_its_own_meld_or_a_new_meld() -> None:
     assert [s["card"] for s in state["table"][0]["cards"]] == ["4H", "5H", "6H", JOKER]
 
 
+def test_the_taken_discard_may_replace_a_joker_standing_for_it() -> None:
+    """ "A card taken from the discard pile must go to the table (in a new meld,
+    laid off, or put in place of a joker)": the issue's example. Seat 0 has laid
+    down, the 7D is on top of the discard pile, a set holds a joker declared as
+    the 7D: take the 7D into the joker's place and lay the joker off elsewhere."""
+    table = [table_meld(0, 1, "7S 7H JOKER", "7D"), table_meld(1, 0, "4C 5C 6C")]
+    state = arranged(
+        ["KS 2H", "2D"], phase="draw", table=table, discard="9S 7D", laid_down=[True, True]
+    )
+    action = {
+        "type": "take_discard",
+        "swap_joker": 0,
+        "lay_off": {"meld": 1, "cards": [JOKER], "joker_as": "7C"},
+    }
+    assert GAME.action_schemas["take_discard"]().load(action) == action
+    assert action in GAME.legal_actions(state, 0)
+    assert action in rules.compact_actions(state, 0)
+    events = play(state, action)
+    assert types(events) == ["took_discard", "joker_swapped", "laid_off"]
+    assert events[1] == {"type": "joker_swapped", "seat": 0, "meld": 0, "card": "7D"}
+    assert melds.meld_cards(state["table"][0]) == ["7S", "7H", "7D"]
+    assert state["table"][1]["cards"][-1] == {"card": JOKER, "as": "7C"}
+    assert state["hands"][0] == ["KS", "2H"] and state["discard"] == ["9S"]
+    assert state["phase"] == "play"
+
+
+def test_the_taken_discard_replaces_a_joker_once_laid_down_earlier_or_in_the_action() -> None:
+    """ "once the player has laid down, earlier or in this action": a seat with
+    no melds may take the 7D into the joker's place only if it lays down in the
+    same action (the joker in its new meld, or laid off after it); the joker
+    must go back to the table, and only the card it stands for replaces it."""
+    table = [table_meld(0, 1, "7S 7H JOKER", "7D"), table_meld(1, 1, "4C 5C 6C")]
+    hand = "8S 8D 8C 9H 10H"
+    state = arranged([hand, "2D"], phase="draw", table=table, discard="7D")
+    take = {"type": "take_discard", "swap_joker": 0}
+    lay_off = {"meld": 1, "cards": [JOKER], "joker_as": "7C"}
+    assert refused(state, {**take, "lay_off": lay_off}) == "illegal_action"
+    assert refused(state, {**take, "melds": [{"cards": ["8S", "8D", "8C"]}]}) == "illegal_action"
+    opening = {**take, "melds": [{"cards": ["8S", "8D", "8C"]}], "lay_off": lay_off}
+    in_a_meld = {**take, "melds": [{"cards": ["9H", "10H", JOKER], "joker_as": "JH"}]}
+    legal = GAME.legal_actions(state, 0)
+    assert opening in legal and in_a_meld in legal
+    other = arranged([hand, "2D"], phase="draw", table=copy.deepcopy(table), discard="7C")
+    assert refused(other, {**take, "lay_off": lay_off}) == "illegal_action"
+    events = play(state, opening)
+    assert types(events) == ["took_discard", "joker_swapped", "melded", "laid_off"]
+    assert state["hands"][0] == ["9H", "10H"] and state["laid_down"][0]
+
+
 def test_discard_ends_the_turn() -> None:
     state = arranged(["5S 6S", "7S 8S", "9C 9D"])
     events = play(state, {"type": "discard", "card": "6S"})
@@ -488,26 +537,51 @@ def test_going_out_by_discarding_the_last_card() -> None:
     assert state["history"][0]["scores"] == [0, 18]
 
 
-def test_an_empty_stock_is_rebuilt_from_the_discard_pile_but_its_top() -> None:
+def test_a_rebuilt_stock_takes_the_whole_discard_pile() -> None:
+    """ "the whole discard pile is shuffled to form the new stock (« on mélange la
+    pile de défausse pour créer une nouvelle pioche »; the discard pile is then
+    empty until the next discard)"."""
     state = arranged(["5S", "KS"], phase="draw", stock="", discard="2C 3C 4C 9H")
     events = play(state, {"type": "draw"})
-    assert events[0] == {"type": "stock_rebuilt", "stock_size": 3, "rebuilds": 1}
-    assert state["discard"] == ["9H"]
-    assert len(state["stock"]) == 2 and sorted([*state["stock"], state["hands"][0][-1]]) == [
-        "2C",
-        "3C",
-        "4C",
-    ]
+    assert events[0] == {"type": "stock_rebuilt", "stock_size": 4, "rebuilds": 1}
+    assert state["discard"] == []
+    assert sorted([*state["stock"], state["hands"][0][-1]]) == ["2C", "3C", "4C", "9H"]
+    assert GAME.view(state, None)["discard"] == []
+    assert not GAME.view_schema().validate(GAME.view(state, 0))
+
+
+def test_taking_the_discard_is_not_offered_while_the_pile_is_empty() -> None:
+    """ "the discard pile is then empty until the next discard": after a rebuild
+    the next seat may only draw, until a card is discarded."""
+    state = arranged(["5S 6S", "5H 6H"], phase="draw", stock="", discard="7S 7H")
+    play(state, {"type": "draw"})
+    assert state["discard"] == [] and state["phase"] == "play"
+    state["phase"], state["turn"] = "draw", 1  # the next seat, before any discard
+    assert GAME.legal_actions(state, 1) == [{"type": "draw"}]
+    action = {"type": "take_discard", "melds": [{"cards": ["5H", "6H", "7H"]}]}
+    assert refused(state, action, seat=1) == "illegal_action"
+
+
+def test_a_single_discard_is_enough_to_rebuild_the_stock() -> None:
+    """The whole pile becomes the stock: one card left on the discard pile can
+    be drawn, so the round goes on."""
+    state = arranged(["5S 9D", "KS"], stock="", discard="", laid_down=[True, False])
+    events = play(state, {"type": "discard", "card": "9D"})
+    assert types(events) == ["discarded", "turn"]
+    events = play(state, {"type": "draw"}, seat=1)
+    assert events[0] == {"type": "stock_rebuilt", "stock_size": 1, "rebuilds": 1}
+    assert state["hands"][1] == ["KS", "9D"] and state["discard"] == state["stock"] == []
 
 
 def test_nothing_left_to_draw_ends_the_round_with_no_winner() -> None:
-    """Decision: stock empty and at most one discard when a turn begins."""
+    """Decision: stock and discard pile both empty when a turn begins (only a
+    table arranged so, since every turn but the last ends with a discard)."""
     state = arranged(["5S 9D", "KS"], stock="", discard="", laid_down=[True, False])
-    events = play(state, {"type": "discard", "card": "9D"})
-    assert types(events)[:3] == ["discarded", "stock_exhausted", "round_scored"]
+    events = rules._start_turn(state, 1)
+    assert types(events)[:2] == ["stock_exhausted", "round_scored"]
     entry = state["history"][0]
     assert entry["went_out"] is None and entry["rami_sec"] is False
-    assert entry["scores"] == [5, 100]
+    assert entry["scores"] == [14, 100]
 
 
 def test_option_max_stock_rebuilds_bounds_the_rebuilds_of_a_round() -> None:

@@ -356,3 +356,27 @@ def test_mcts_searches_the_whole_round_in_short_matches() -> None:
         action = choose_action(GAME, state, seat, policy, random.Random(1), 5.0, iterations=8)
         GAME.apply(state, seat, action)
     assert rules.outcome(state) is not None
+
+
+def test_the_bots_take_the_discard_into_the_place_of_a_joker() -> None:
+    """The taken discard may replace a joker standing for it (RULES.md §4): the
+    search considers it and the fast policies play it."""
+    state = conformance.new_match(GAME, 2, 1, {})
+    state["hands"] = [["9H", "10H", "2S", "KD"], ["2D", "3D", "8C"]]
+    state["table"] = [
+        {"id": 0, "owner": 1, **build_meld(["7S", "7H", JOKER], "7D")},
+        {"id": 1, "owner": 0, **build_meld(["4C", "5C", "6C"])},
+    ]
+    state["next_meld_id"] = 2
+    state["discard"] = ["QS", "7D"]
+    state["phase"], state["turn"], state["laid_down"] = "draw", 0, [True, True]
+    into_joker = [a for a in bots.search_actions(state, 0) if a.get("swap_joker") == 0]
+    assert into_joker
+    action = bots.rollout_action(state, 0, random.Random(0))
+    assert action == {
+        "type": "take_discard",
+        "swap_joker": 0,
+        "melds": [{"cards": ["9H", "10H", JOKER], "joker_as": "8H"}],
+    }
+    GAME.apply(state, 0, action)
+    assert state["hands"][0] == ["2S", "KD"]

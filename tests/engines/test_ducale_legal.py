@@ -73,7 +73,13 @@ def key(action: dict) -> Key:
     parts += sorted(cards(spec) for spec in action.get("melds", []))
     if "cards" in action:
         parts.append(cards(action))
-    return (action["type"], action.get("meld"), action.get("card"), tuple(parts))
+    return (
+        action["type"],
+        action.get("meld"),
+        action.get("card"),
+        action.get("swap_joker"),
+        tuple(parts),
+    )
 
 
 def sub_multisets(counts: Counter[str], smallest: int) -> Iterator[tuple[str, ...]]:
@@ -181,6 +187,7 @@ def brute_force(state: dict) -> set[Key]:
             for lay_off in lay_offs(left, state["table"]):
                 if top in lay_off["cards"]:
                     tries.attempt({"type": "take_discard", "melds": specs, "lay_off": lay_off})
+        take_into_joker(tries, hand, top, laid_down, opening)
         return tries.accepted
     for specs in meld_lists(hand, opening):
         tries.attempt({"type": "meld", "melds": specs})
@@ -197,6 +204,31 @@ def brute_force(state: dict) -> set[Key]:
     for card in hand:
         tries.attempt({"type": "discard", "card": card})
     return tries.accepted
+
+
+def take_into_joker(
+    tries: Tries, hand: Counter[str], top: str, laid_down: bool, opening: bool
+) -> None:
+    """The taken card in place of a joker of each meld, the joker then melded or
+    laid off; melds and then the joker laid off where it is the only way (a seat
+    that has not laid down)."""
+    table = tries.state["table"]
+    pool = hand + Counter([JOKER])
+    for index, meld in enumerate(table):
+        take = {"type": "take_discard", "swap_joker": meld["id"]}
+        try:
+            swapped = [*table[:index], melds.swap_joker(meld, top), *table[index + 1 :]]
+        except MeldError:
+            swapped = table
+        for specs in meld_lists(pool, opening):
+            tries.attempt({**take, "melds": specs})
+        for lay_off in lay_offs(pool, swapped) if laid_down else ():
+            tries.attempt({**take, "lay_off": lay_off})
+        for specs in meld_lists(hand, opening) if not laid_down else ():
+            left = pool - Counter(card for spec in specs for card in spec["cards"])
+            for lay_off in lay_offs(left, swapped):
+                if JOKER in lay_off["cards"]:
+                    tries.attempt({**take, "melds": specs, "lay_off": lay_off})
 
 
 # -- the checks ----------------------------------------------------------------------
@@ -260,6 +292,27 @@ HAND_MADE = {
         "7H JOKER 9C 3H", [("4H 5H 6H", None)], phase="draw", discard="8H"
     ),
     "the discard in a new meld": position("7S 7H JOKER 8S 9S", [], phase="draw", discard="7D"),
+    "the taken discard in place of a joker": position(
+        "9S 9D 9C 8H JOKER KS",
+        [("7S 7H JOKER", "7D"), ("4H 5H 6H", None), ("4D JOKER 6D", None)],
+        phase="draw",
+        discard="7D",
+    ),
+    "a first lay-down, then the taken discard in place of a joker": position(
+        "9S 9D 9C 8H KS",
+        [("7S 7H JOKER", "7D"), ("4H 5H 6H", None)],
+        phase="draw",
+        discard="7D",
+        laid_down=False,
+    ),
+    "an opening holding the joker the taken discard frees": position(
+        "QH KH JD QD KD 5S",
+        [("7S 7H JOKER", "7D")],
+        phase="draw",
+        discard="7D",
+        laid_down=False,
+        opening=51,
+    ),
     "the rulebook's take, lay down and lay off": position(
         "8S 8D 8C KS", [("4H 5H 6H", None)], phase="draw", discard="7H", laid_down=False
     ),
@@ -329,11 +382,14 @@ def random_position(seed: int) -> dict:
     pool = card_pool(rng, high=opening > 0)
     hand = rng.sample(pool, rng.randint(6, 8) if opening else rng.randint(3, 7))
     table = [random_meld(rng, pool) for _ in range(rng.randint(0, 3))]
+    # Now and then the card a joker of the table stands for, to take in its place.
+    stood_for = [joker_as for _, joker_as in table if joker_as]
+    discard = rng.choice(stood_for) if stood_for and rng.random() < 0.5 else rng.choice(pool)
     return position(
         " ".join(hand),
         table,
         phase=rng.choice(["play", "play", "draw"]),
-        discard=rng.choice(pool),
+        discard=discard,
         laid_down=rng.random() < (0.3 if opening else 0.6),
         opening=opening,
     )

@@ -173,6 +173,7 @@ def test_options_have_defaults():
     assert GAME.options_schema().load({}) == {
         "short_game": False,
         "beginner": False,
+        "children": False,
         "first_player": 0,
     }
 
@@ -183,6 +184,82 @@ def test_short_game_plays_fifty_tiles():
         total = 1 + len(state["pile"]) + sum(len(hand) for hand in state["hands"])
         assert total == 50
         assert len(GAME.view(state, None)["board"]) == 1
+
+
+# -- The children's game (option ``children``) ------------------------------------
+
+
+def children_table(tiles: dict, hands: list[list[str]], pile: list[str] | None = None) -> dict:
+    """A children's game with this table, these hands and this pile."""
+    state = new_match(GAME, len(hands), 0, {"children": True})
+    state["board"] = [{"q": q, "r": r, "tile": tile} for (q, r), tile in tiles.items()]
+    state["hands"] = [list(hand) for hand in hands]
+    state["pile"] = list(pile if pile is not None else rules.TILE_KINDS)
+    return state
+
+
+def test_children_game_has_no_objectives_no_markers_and_one_shared_pavement():
+    """ "no objective cards and no markers"; "the players build one pavement
+    together"."""
+    assert GAME.options_schema().load({"children": True})["children"] is True
+    state = new_match(GAME, 3, 5, {"children": True})
+    assert state["objectives"] == [] and state["markers"] == [0, 0, 0]
+    for seat in (None, 0, 1):
+        seen = GAME.view(state, seat)
+        assert GAME.view_schema().validate(seen) == {}
+        assert seen["children"] is True and seen["laid_this_turn"] == 0
+        assert all(p["objectives"] is None and p["points"] is None for p in seen["players"])
+        assert all(p["markers_left"] == 0 for p in seen["players"])
+
+
+def test_children_game_only_touching_and_colour_matching_hold():
+    """ "Only the touching and colour-matching conditions hold: any number of
+    tiles of the hand per turn (at least one), in any shape, with no condition
+    on completed animals". Three tiles that touch only the start tile, one on
+    each side, complete nothing: refused to a grown-up, laid by a child."""
+    tiles = [("OOO", 1, 0), ("BBB", -1, 0), ("BGB", 0, -1)]
+    grown_up = table({(0, 0): "OGB"}, [["OOO", "BBB", "BGB"], ["GGG"]])
+    assert refused(grown_up, place(*tiles))
+    state = children_table({(0, 0): "OGB"}, [["OOO", "BBB", "BGB"], ["GGG"]])
+    assert refused(state, place(("BBB", 1, 0)))  # colours still match: starfish orange
+    assert refused(state, place(("OOO", 2, 0)))  # and tiles still touch the table
+    for i, tile in enumerate(tiles):
+        assert place(tile) in GAME.legal_actions(state, 0)
+        events = GAME.apply(state, 0, place(tile))
+        assert not completed(events)
+        if i < 2:
+            assert GAME.to_act(state) == [0] and state["laid_this_turn"] == i + 1
+    assert [e["type"] for e in events][-3:] == ["refill", "drew", "turn"]
+    assert GAME.to_act(state) == [1] and len(state["hands"][0]) == 3
+    assert state["markers"] == [0, 0] and all(a["marker"] is None for a in state["animals"])
+
+
+def test_children_game_a_child_stops_after_any_number_of_tiles():
+    """At least one tile, then as many as the child likes: ``end_turn`` is
+    offered once a tile is laid, and the hand is refilled to 3."""
+    state = children_table({(0, 0): "OGB"}, [["OOO", "BBB", "GGG"], ["GGG"]])
+    assert {"type": "end_turn"} not in GAME.legal_actions(state, 0)
+    assert refused(state, {"type": "end_turn"})
+    assert refused(state, place(("OOO", 1, 0), ("BBB", -1, 0)))  # one tile at a time
+    GAME.apply(state, 0, place(("OOO", 1, 0)))
+    assert {"type": "end_turn"} in GAME.legal_actions(state, 0)
+    events = GAME.apply(state, 0, {"type": "end_turn"})
+    assert events[0] == {"type": "end_turn", "seat": 0}
+    assert GAME.to_act(state) == [1] and state["laid_this_turn"] == 0
+    assert len(state["hands"][0]) == 3
+
+
+def test_children_game_ends_with_no_winner_reporting_animals_and_tiles_laid():
+    """ "the game ends as above; the outcome has no winner (``winners: []``) and
+    reports the number of completed animals and of tiles laid"."""
+    state = children_table({(0, 0): "OGB", (1, 0): "OOO"}, [["OBB"], ["GGG", "GGG"]], pile=[])
+    events = GAME.apply(state, 0, place(("OBB", 0, 1)))
+    assert [e["type"] for e in completed(events)] == ["animal_completed"]
+    result = GAME.outcome(state)
+    assert result["winners"] == [] and result["reason"] == "hand_and_pile_empty"
+    assert result["animals_completed"] == 1 and result["tiles_laid"] == 2
+    assert GAME.outcome_schema().validate(result) == {}
+    assert events[-1] == {"type": "match_over", **result}
 
 
 # -- Placing tiles -------------------------------------------------------------

@@ -18,7 +18,13 @@ from engines.gaudi import GAME, bots, rules
 from tests.engines import conformance
 
 SHORT = {"short_game": True}
-OPTIONS = [{}, SHORT, {"beginner": True}, {"short_game": True, "first_player": "random"}]
+OPTIONS = [
+    {},
+    SHORT,
+    {"beginner": True},
+    {"short_game": True, "first_player": "random"},
+    {"children": True},
+]
 
 
 def new(n: int = 2, seed: int = 7, **options: object) -> State:
@@ -372,3 +378,38 @@ def test_mcts_beats_random_in_short_games() -> None:
             action = choose_action(GAME, state, seat, policy, rng, budget_s=1, iterations=8)
             GAME.apply(state, seat, action)
         assert GAME.outcome(state)["winners"] == [seed % 2]
+
+
+# -- the children's game -----------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", ["random", "greedy", "mcts"])
+def test_the_bots_play_the_childrens_game_to_the_end(policy: str) -> None:
+    """Every policy plays the children's game (RULES.md §3) by its rules: one
+    tile at a time, a legal action each time, to an end with no winner."""
+    state = new(3, seed=5, children=True, short_game=True)
+    rng = random.Random(5)
+    while seats := GAME.to_act(state):
+        legal = GAME.legal_actions(state, seats[0])
+        action = choose_action(GAME, state, seats[0], policy, rng, budget_s=1, iterations=6)
+        assert action in legal
+        GAME.apply(state, seats[0], action)
+    result = GAME.outcome(state)
+    assert result["winners"] == [] and result["tiles_laid"] == len(state["board"]) - 1
+
+
+def test_a_child_bot_completes_an_animal_when_it_can_and_lays_on() -> None:
+    """The children's bots complete the animal a tile closes, and never stop
+    while a tile fits."""
+    state = new(2, seed=7, children=True)
+    state["board"] = [
+        {"q": 0, "r": 0, "tile": "OGB"},
+        {"q": 1, "r": 0, "tile": "OOO"},
+    ]
+    state["hands"][0] = ["OBB", "GGG", "BGB"]
+    action = bots.greedy(state, 0, random.Random(1))
+    assert action == {"type": "place", "tiles": [{"tile": "OBB", "q": 0, "r": 1}]}
+    assert bots.search_actions(state, 0)[0] == action
+    GAME.apply(state, 0, action)
+    assert bots.greedy(state, 0, random.Random(1))["type"] == "place"
+    assert bots.evaluate(state, 0) == bots.evaluate(state, 1) == pytest.approx(1 / 3)

@@ -30,7 +30,10 @@ OPTIONS = [
     {"short_game": True},
     {"beginner": True},
     {"short_game": True, "beginner": True, "first_player": "random"},
+    {"children": True},
+    {"children": True, "short_game": True, "first_player": "random"},
 ]
+END_TURN_SHARE = 0.3  # the children's game: a child who may stop does, this often
 
 
 # -- A fast random player ---------------------------------------------------------
@@ -77,6 +80,8 @@ def _one_tile(tile: str, hex_: tuple[int, int]) -> dict:
 def quick_step(state: dict, rng: random.Random) -> tuple[int, dict, list[dict]]:
     """Play one random legal action; return (seat, action, events)."""
     [seat] = GAME.to_act(state)
+    if state.get("children") and state["laid_this_turn"] and rng.random() < END_TURN_SHARE:
+        return seat, {"type": "end_turn"}, GAME.apply(state, seat, {"type": "end_turn"})
     action = None if rng.random() < FULL_LIST_SHARE else _random_single(state, seat, rng)
     if action is None:
         action = rng.choice(GAME.legal_actions(state, seat))
@@ -185,6 +190,12 @@ def assert_finished(state: dict) -> None:
         )
     result = GAME.outcome(state)
     assert GAME.outcome_schema().validate(result) == {}
+    assert result["animals_completed"] == len(state["animals"])
+    assert result["tiles_laid"] == len(state["board"]) - 1
+    if state.get("children"):
+        assert result["winners"] == [] and result["scores"] == [0] * state["players"]
+        assert not state["objectives"] and all(a["marker"] is None for a in state["animals"])
+        return
     scores = [0] * state["players"]
     for animal in state["animals"]:
         if animal["marker"] is not None:
@@ -251,6 +262,24 @@ def test_invariants_hold_and_every_game_ends(n_players, seed, short_game, beginn
     assert_finished(state)
 
 
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(n_players=st.integers(2, 6), seed=st.integers(0, 2**40), short_game=st.booleans())
+def test_children_games_keep_the_invariants_and_end_with_no_winner(n_players, seed, short_game):
+    """The children's game: every site monochrome, every tile touching, no
+    marker ever laid (a supply of 0), and an end with no winner."""
+    options = {"children": True, "short_game": short_game}
+    steps = []
+
+    def check(state, _events):
+        steps.append(1)
+        if len(steps) % 15 == 0:
+            assert_invariants(state, 0)
+
+    state = quick_game(n_players, seed, options, check)
+    assert_invariants(state, 0)
+    assert_finished(state)
+
+
 @settings(max_examples=700, deadline=None, derandomize=True)
 @given(n_players=st.integers(2, 6), seed=st.integers(0, 2**40), first=st.integers(0, 5))
 def test_short_games_end_with_a_winner(n_players, seed, first):
@@ -274,7 +303,7 @@ def _resampled(state: dict, seat: int | None, rng: random.Random) -> dict:
     for s in others:
         hands[s] = [pool.pop() for _ in state["hands"][s]]
     other["hands"], other["pile"] = hands, pool
-    if not (state["beginner"] or state["finished"]):
+    if not (state["beginner"] or state["finished"] or state.get("children")):
         objectives = [dict(o) for o in state["objectives"]]
         for s in others:
             objectives[s] = {
@@ -291,8 +320,18 @@ PUBLIC_EVENT_KEYS = {
     "refill": {"type", "seat", "count"},
     "exchange": {"type", "seat"},
     "pass": {"type", "seat"},
+    "end_turn": {"type", "seat"},
     "turn": {"type", "seat", "turn"},
-    "match_over": {"type", "winners", "scores", "marked", "objectives", "reason"},
+    "match_over": {
+        "type",
+        "winners",
+        "scores",
+        "marked",
+        "objectives",
+        "reason",
+        "animals_completed",
+        "tiles_laid",
+    },
 }
 
 

@@ -36,6 +36,7 @@ OPTIONS = st.sampled_from(
         {"short_game": True},
         {"beginner": True},
         {"short_game": True, "first_player": "random"},
+        {"children": True},
     ]
 )
 

@@ -260,7 +260,7 @@ def test_the_stock_is_rebuilt_as_often_as_needed() -> None:
     DUCALE.apply(state, 0, {"type": "discard", "card": "9D"})
     assert DUCALE.to_act(state) == [1]
     events = DUCALE.apply(state, 1, {"type": "draw"})
-    assert events[0] == {"type": "stock_rebuilt", "stock_size": 3, "rebuilds": 4}
+    assert events[0] == {"type": "stock_rebuilt", "stock_size": 4, "rebuilds": 4}
     seen = DUCALE.view(state, None)
     assert seen["stock_rebuilds"] == 4 and seen["options"]["max_stock_rebuilds"] is None
     assert not DUCALE.view_schema().validate(seen)

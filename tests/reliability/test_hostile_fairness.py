@@ -11,12 +11,16 @@ seed of a match with another player in it is always the server's.
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
 from engines import GAMES
+from service.fairness import verify
 from service.store import match_key
 from tests.api.client import ApiClient
 from tests.engines.conformance import new_match
@@ -25,6 +29,7 @@ from tests.reliability.test_secrets import hidden_cards
 GAME_NAMES = sorted(GAMES)
 OPTIONS = {"ducale": {"target_score": 1}}
 SEED = 1_234_567_890_123
+LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
 
 
 def plain(value: Any) -> Any:
@@ -106,3 +111,34 @@ def test_nobody_joins_a_seeded_match_even_if_a_seat_opens(live, redis_client):
     joined = api.join("dekal", match_id, 1, "Victim")
     assert joined.status_code == 422, joined.text
     assert joined.json()["code"] == "seed_not_allowed"
+
+
+def test_a_loser_cannot_doctor_the_record_into_a_win(live, tmp_path):
+    """Mallory resigns against Victor, then edits the record she fetched:
+    the names swapped (so "Mallory" won), the match's id changed to one she
+    did win. The replay alone cannot see either: the server's signature
+    over every field does, with the key it publishes."""
+    api = ApiClient(live.base, live.http)
+    created = api.create("pacal", body("pacal", [{"name": "Mallory"}, {"name": "Victor"}]))
+    match = created.json()
+    resign = f"{api.base}/v1/games/pacal/matches/{match['id']}/resign"
+    auth = {"Authorization": f"Bearer {match['seats'][0]['token']}"}
+    assert api.http.post(resign, headers=auth).status_code == 200
+    record = api.http.get(f"{api.base}/v1/games/pacal/matches/{match['id']}/record").json()
+    assert record["outcome"]["winners"] == [1]
+    doctored = copy.deepcopy(record)
+    doctored["seats"][0]["name"], doctored["seats"][1]["name"] = "Victor", "Mallory"
+    doctored["id"] = "0" * 32
+    key = bytes.fromhex(api.http.get(f"{api.base}/v1/record-key").json()["public_key"])
+    assert verify(record, key) == []
+    assert verify(doctored, key), "a record with swapped names and another id verified"
+    path = tmp_path / "record.json"
+    path.write_bytes(orjson.dumps(doctored))
+    checked = subprocess.run(
+        [LUDOTHEQUE, "verify", "--server", live.base, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert checked.returncode == 1, checked.stdout
+    assert "FAILED: the signature does not hold" in checked.stderr

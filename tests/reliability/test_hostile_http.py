@@ -33,7 +33,7 @@ def public(redis_url: str) -> Iterator[LiveServer]:
 
 def test_one_address_cannot_park_a_thousand_waiting_matches(public, redis_client):
     attacker = requests.Session()
-    attacker.headers["X-Forwarded-For"] = f"2001:db8::{uuid.uuid4().hex[:4]}"
+    attacker.headers["X-Forwarded-For"] = f"2001:db8:{uuid.uuid4().hex[:4]}::1"  # its own /64
     body = {"players": [{"name": "bait"}, {}, {}, {}, {}, {}]}
     url = public.url("/v1/games/dekal/matches")
     answers = [attacker.post(url, json=body) for _ in range(1000)]

@@ -297,11 +297,14 @@ function outcome(t) {
         : "The revealed seed does NOT match the commitment!";
     }).catch(() => { verdict.textContent = "The deal could not be checked in this browser."; });
   } else verdict.textContent = "No seed revealed for this match.";
-  const winners = o.winners.map((s) => nameOf(match, s)).join(" and ") || "nobody";
+  const winners = o.winners.map((s) => nameOf(match, s)).join(" and ");
+  // a game with no winner (Gaudí's children's game) reports what was built together
+  const together = o.animals_completed !== undefined && !o.winners.length && !o.ended_by;
   return h("section", { class: "outcome", "aria-label": "Outcome" },
-    h("h3", {}, `Over: ${winners} ${o.winners.length === 1 ? "wins" : "win"}`),
+    h("h3", {}, winners ? `Over: ${winners} ${o.winners.length === 1 ? "wins" : "win"}` : "Over: no winner"),
     o.ended_by ? h("p", {}, `Ended by ${o.ended_by}.`) : null,
-    o.scores ? h("ul", {}, o.scores.map((score, s) => h("li", {}, `${nameOf(match, s)}: ${score}`))) : null,
+    together ? h("p", {}, `Together: ${o.animals_completed} animals completed, ${o.tiles_laid} tiles laid.`) : null,
+    o.scores && !together ? h("ul", {}, o.scores.map((score, s) => h("li", {}, `${nameOf(match, s)}: ${score}`))) : null,
     verdict, h("a", { href: `${matchPath(t.game, t.id)}/record` }, "The match's record"));
 }
 

@@ -30,7 +30,8 @@ function face(card, attrs = {}, as = null) {
 function usesCards(action, top) {
   const without = (cards, card) => { const i = cards.indexOf(card); return i < 0 ? cards : cards.toSpliced(i, 1); };
   const placed = action.melds ? action.melds.flatMap((m) => m.cards) : action.lay_off?.cards || action.cards || [];
-  if (action.type === "take_discard") return without(placed, top);
+  // into a joker's place (swap_joker): the freed joker is placed, not a hand card
+  if (action.type === "take_discard") return without(placed, action.swap_joker != null ? "JOKER" : top);
   if (action.type === "swap_joker") return [action.card, ...without(placed, "JOKER")];
   if (action.type === "discard") return [action.card];
   return placed;
@@ -45,7 +46,9 @@ function say(action, top) {
     discard: () => `Discard ${short(action.card)}`,
     meld: () => `Meld ${action.melds.map(meld).join(" + ")}`,
     lay_off: () => `L${layoff(action).slice(1)}`,
-    take_discard: () => `Take the discard ${short(top)} and ${placing(action)}`,
+    take_discard: () => action.swap_joker != null
+      ? `Take the discard ${short(top)} into the joker's place in meld ${action.swap_joker + 1}, then ${placing(action)}`
+      : `Take the discard ${short(top)} and ${placing(action)}`,
     swap_joker: () => `Swap ${short(action.card)} for the joker of meld ${action.meld + 1}, then ${placing(action)}`,
   }[action.type]();
 }
@@ -59,9 +62,9 @@ export function draw(view, { legal, act, name, redraw }) {
   const key = `${hand.join()}`;
   if (key !== handKey) [picked, handKey] = [[], key];
   const chosen = picked.map((i) => hand[i]).sort();
-  const matching = chosen.length
-    ? legal.filter((a) => a.type !== "draw" && String(usesCards(a, top).slice().sort()) === String(chosen))
-    : [];
+  // with nothing picked: the actions that use no hand card (a discard taken
+  // into a joker's place, the joker laid off alone)
+  const matching = legal.filter((a) => a.type !== "draw" && String(usesCards(a, top).slice().sort()) === String(chosen));
   const toggle = (i) => () => { picked = picked.includes(i) ? picked.filter((j) => j !== i) : [...picked, i]; redraw(); };
   const drawAction = legal.find((a) => a.type === "draw");
   return h("div", {},

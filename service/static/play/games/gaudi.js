@@ -26,12 +26,19 @@ export function draw(view, { seat, legal, act, name, redraw }) {
   const next = fitting.flatMap((a) => a.tiles.filter((t) => !pending.some((p) => same(p, t))));
   const complete = fitting.find((a) => a.tiles.length === pending.length);
   const spots = chosen ? uniq(next.filter((t) => t.tile === chosen)) : [];
-  const lay = (spot) => () => { pending.push(spot); chosen = null; redraw(); };
+  // The children's game lays one tile per action: a tile laid is placed at once.
+  const lay = (spot) => () => {
+    chosen = null;
+    if (view.children) act({ type: "place", tiles: [spot] });
+    else { pending.push(spot); redraw(); }
+  };
   const pick = (tile) => () => { chosen = chosen === tile ? null : tile; redraw(); };
   const me = view.players.find((p) => p.seat === seat);
   return h("div", {},
     h("p", {}, view.finished ? `Over (${view.end_reason}).` : `Turn ${view.turn}: ${name(view.active)} plays. Pile: ${view.pile_size} tiles.`,
-      places.length ? " Pick a tile of your hand, then a dashed hex; lay 1, 2 or 3 tiles, then Place." : ""),
+      !places.length ? "" : view.children ? " Pick a tile of your hand, then a dashed hex; lay as many as you like, then End turn."
+        : " Pick a tile of your hand, then a dashed hex; lay 1, 2 or 3 tiles, then Place."),
+    view.children ? h("p", {}, `The children's game: one pavement together. ${view.animals.length} animals completed, ${view.board.length - 1} tiles laid.`) : null,
     board(view, pending, spots, lay),
     view.hand ? h("div", { class: "area" }, h("h3", {}, "Your hand"), h("div", { class: "row" }, inHand(view.hand).map((tile) => {
       const usable = next.some((t) => t.tile === tile);
@@ -40,14 +47,15 @@ export function draw(view, { seat, legal, act, name, redraw }) {
         h("svg", { viewBox: `${-W - 2} ${-R - 2} ${2 * W + 4} ${2 * R + 4}`, "aria-hidden": "true" }, hex(tile, 0, 0)));
     }))) : null,
     h("p", { class: "choices" },
-      places.length ? h("button", { disabled: !complete, onclick: () => act(complete), "aria-label": "Place the tiles laid" },
+      places.length && !view.children ? h("button", { disabled: !complete, onclick: () => act(complete), "aria-label": "Place the tiles laid" },
         `Place ${pending.length || ""} tile${pending.length === 1 ? "" : "s"}`) : null,
       pending.length ? h("button", { onclick: () => { pending = []; redraw(); }, "aria-label": "Take the laid tiles back" }, "Start over") : null,
       legal.filter((a) => a.type === "exchange").map((a) =>
         h("button", { onclick: () => act(a), "aria-label": `Return ${a.tile} to the pile and draw` }, `Exchange ${a.tile}`)),
-      legal.filter((a) => a.type === "pass").map((a) => h("button", { onclick: () => act(a) }, "Pass"))),
+      legal.filter((a) => a.type === "pass").map((a) => h("button", { onclick: () => act(a) }, "Pass")),
+      legal.filter((a) => a.type === "end_turn").map((a) => h("button", { onclick: () => act(a) }, "End turn"))),
     h("ul", { class: "area", "aria-label": "Players" }, view.players.map((p) => h("li", {},
-      `${name(p.seat)}: ${p.points ?? "?"} points, ${p.markers_left} markers left, ${p.hand_size} tiles`,
+      view.children ? `${name(p.seat)}: ${p.hand_size} tiles` : `${name(p.seat)}: ${p.points ?? "?"} points, ${p.markers_left} markers left, ${p.hand_size} tiles`,
       p.objectives ? ` · objectives: ${p.objectives.animal}, ${p.objectives.colour}` : ""))),
     me ? null : h("p", {}, "You are watching."));
 }
