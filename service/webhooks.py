@@ -23,8 +23,9 @@ exponential backoff and jitter in a second lane (``ludotheque:{hooks}:retry``)
 served by threads of its own, and its other matches join it there while it
 is marked as failing (``down_key``), so that it slows nobody else's
 deliveries; failing for ``give_up_s`` in a row it is given up on: the match
-says so (``webhook.given_up``, a ``webhook_given_up`` event) and so do the
-metrics.
+says so (``webhook.given_up``, a ``webhook_given_up`` event whose reason
+is ``call_failed``: why is for the log, never for the match's readers) and
+so do the metrics.
 
 A lane's thread never waits on a receiver for long: each call is made by a
 small pool of threads that only do HTTP, and a call not answered within
@@ -132,7 +133,9 @@ class DeliverySettings:
     retry_threads: int = 1
     down_s: float = 30  # a receiver that failed: its other matches wait with the retries
     patience_s: float = 0.25  # a call not answered by then goes on in the background
-    in_flight: int = 16  # calls per process at once (threads that only do HTTP)
+    # calls per process at once (threads that only do HTTP): enough that the
+    # receivers that are slow to answer (one call each) leave room for the others
+    in_flight: int = 64
 
     @classmethod
     def from_env(cls) -> DeliverySettings:
@@ -481,7 +484,8 @@ class Deliverer:
                 return
             match = loaded.match
             match["webhook"]["given_up"] = True
-            event = {"type": "webhook_given_up", "reason": reason}
+            # why it failed is for the log: the match's events are public
+            event = {"type": "webhook_given_up", "reason": outbound.PUBLIC_REASON}
             game = GAMES[match["game"]]
             if self.matches._commit(game, match, loaded.version, [event]).version is not None:
                 return

@@ -3,6 +3,7 @@ HTTP servers on loopback, which the tests allow with LUDOTHEQUE_OUTBOUND_ALLOW."
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -348,10 +349,12 @@ def test_internal_addresses_are_refused_by_default(url, monkeypatch):
 
 
 def test_a_name_resolving_to_a_private_address_is_refused_at_delivery(
-    api, matches, redis_client, monkeypatch
+    api, matches, redis_client, monkeypatch, caplog
 ):
     """Created with https://localhost (a name), called never: localhost
-    resolves to loopback, which this deployment does not allow."""
+    resolves to loopback, which this deployment does not allow. The match
+    says the calls failed; the log says why."""
+    caplog.set_level(logging.INFO)
     receiver = WebhookReceiver()
     monkeypatch.setenv(outbound.ALLOW_ENV, "http")
     try:
@@ -362,7 +365,8 @@ def test_a_name_resolving_to_a_private_address_is_refused_at_delivery(
             wait_until(lambda: api.get(GAME, match_id).json()["webhook"]["given_up"], 30)
         assert receiver.attempts == 0, "never called"
         reasons = [e.get("reason") for e in log_of(redis_client, match_id)]
-        assert "internal_address" in reasons
+        assert "call_failed" in reasons and "internal_address" not in reasons
+        assert "internal_address" in caplog.text
     finally:
         receiver.stop()
 
@@ -428,9 +432,9 @@ def test_http_bots_play_a_match_out(api, matches, redis_client, loopback_allowed
 @pytest.mark.parametrize(
     ("temper", "event", "reason"),
     [
-        ("late", "bot_timeout", "timeout"),
+        ("late", "bot_timeout", "call_failed"),  # the log says timeout
         ("illegal", "bot_illegal_action", "illegal"),
-        ("closes", "bot_timeout", "connection"),
+        ("closes", "bot_timeout", "call_failed"),  # the log says connection
     ],
 )
 def test_a_bot_that_misbehaves_gets_the_random_move_and_a_logged_reason(
