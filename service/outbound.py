@@ -17,7 +17,10 @@ is checked where it matters, at delivery time:
   blocking socket operation waits at most the time left, so an answer that
   trickles in one byte at a time ends at the deadline, socket closed (a
   timeout per read would let it run on for as long as each byte came in
-  time). An answer size limit; no redirect followed (a 3xx is a failure);
+  time). Calls are made by ``ludotheque worker`` processes, in threads
+  (not gevent), where CPython bounds each socket and TLS operation by its
+  timeout as a whole. An answer size limit; no redirect followed (a 3xx
+  is a failure);
 - at most ``LUDOTHEQUE_OUTBOUND_CONCURRENCY`` calls at once per process
   (each match has at most one call in flight: its deliveries are serial
   and its bot turns are leased one at a time).

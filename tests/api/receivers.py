@@ -66,6 +66,7 @@ class WebhookReceiver(Served):
         self.last: dict[str, int] = defaultdict(int)  # last index accepted, per match
         self.bad: list[str] = []  # what should never happen
         self.attempts = 0
+        self.calls = 0  # requests received, verified yet or not
         self.in_flight: dict[str | None, int] = defaultdict(int)
         self.delay_s = delay_s
         self.failure_rate = failure_rate
@@ -84,6 +85,7 @@ class WebhookReceiver(Served):
         body = request.read_body()
         match_id = json.loads(body).get("match_id") if body.startswith(b"{") else None
         with self.lock:
+            self.calls += 1
             self.in_flight[match_id] += 1
             if self.in_flight[match_id] > 1:
                 self.bad.append(f"two deliveries of {match_id} at once")

@@ -274,7 +274,6 @@ def test_receivers_that_hang_delay_nobody_else(api, matches, redis_client, loopb
     healthy = WebhookReceiver()
     # the threads, the timeout (5 s) and the patience as deployed
     settings = DeliverySettings(base_s=0.05, cap_s=0.5, give_up_s=3600)
-    backgrounded_before = webhooks.SLOW._value.get()
     try:
         for receiver in hanging:
             for _ in range(2):
@@ -298,8 +297,9 @@ def test_receivers_that_hang_delay_nobody_else(api, matches, redis_client, loopb
                 time.sleep(0.2)
         assert healthy.bad == []
         assert max(lateness) < 2, [round(t, 2) for t in lateness]
-        # each hanging receiver was called, and its call went on in the background
-        assert webhooks.SLOW._value.get() >= backgrounded_before + len(hanging)
+        # each hanging receiver was called, its call going on in the background
+        # (a first contact goes there at once: no lane thread waited for it)
+        assert all(receiver.calls for receiver in hanging)
     finally:
         for receiver in [*hanging, healthy]:
             receiver.stop()
@@ -640,6 +640,8 @@ def test_a_rematch_keeps_the_http_bot_and_the_webhook(
         with running(matches):
             wait_until(lambda: any(c["match_id"] == rematch["id"] for c in bot.calls), 30)
             wait_until(lambda: receiver.events[rematch["id"]], 30)
+            # each match's deliveries come in order, the two matches in any order
+            wait_until(lambda: len(receiver.events[created["id"]]) >= 2, 30)
         assert bot.bad == [] and receiver.bad == []
         assert [e["type"] for e in receiver.events[created["id"]]] == [
             "match_created",

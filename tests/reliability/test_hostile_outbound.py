@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from service import outbound, webhooks
+from service import outbound
 from service.store import log_key
 from service.webhooks import Deliverer, DeliverySettings
 from service.worker import Worker
@@ -150,7 +150,7 @@ def test_a_dripping_webhook_receiver_is_cut_at_the_delivery_timeout(
 # -- a slow outside server costs only its own match (point 3) -------------------------
 BOT_DRIPPERS = 18  # bot seats, each in a match of its own
 HOOK_DRIPPERS = 16  # webhook receivers, each called by a match of its own
-MOVES = 40  # honest moves measured, without and with the attack
+MOVES = 120  # honest moves measured, without and with the attack (p99: about the second worst)
 
 
 def p99(values: list[float]) -> float:
@@ -183,7 +183,6 @@ def test_dripping_bots_and_receivers_do_not_slow_other_clients(
     try:
         with running(matches):
             before = play_honestly(api, redis_client, receiver, match_id, token, MOVES)
-            slow = webhooks.SLOW._value.get()
             for url in farm.urls[:BOT_DRIPPERS]:
                 body = {
                     "players": [{"bot_url": url}, {"bot": "random"}],
@@ -193,19 +192,17 @@ def test_dripping_bots_and_receivers_do_not_slow_other_clients(
             for url in farm.urls[BOT_DRIPPERS:]:
                 body = {"players": [{"name": "x"}, {"name": "y"}], "webhook": {"url": url}}
                 hostile.append(api.create(GAME, body).json()["id"])
-            # under way: every receiver's first call gone to the background (the
-            # delivery threads waited a patience for each), and the bot threads' worth
-            # of bots called
-            wait_until(lambda: webhooks.SLOW._value.get() >= slow + HOOK_DRIPPERS, 30)
-            wait_until(lambda: sum(farm.open[:BOT_DRIPPERS]) >= 16, 30)
+            # measured from the attack's first moment: 16 new receivers that drip
+            # cost the deliverer's threads a patience each (0.25 s) when first called
             during = play_honestly(api, redis_client, receiver, match_id, token, MOVES)
+            called = [bool(c) for c in farm.calls]
             held = sum(farm.open)
         bots = [p99([b for b, _ in before]), p99([b for b, _ in during])]
         hooks = [p99([h for _, h in before]), p99([h for _, h in during])]
         floor = 0.1  # below 100 ms, twice is scheduling noise on a shared machine
         assert bots[1] <= 2 * max(bots[0], floor), f"bot moves' p99 before, during: {bots}"
         assert hooks[1] <= 2 * max(hooks[0], floor), f"deliveries' p99 before, during: {hooks}"
-        assert held >= BOT_DRIPPERS, "the attack was still under way when measured"
+        assert all(called) and held >= BOT_DRIPPERS, "the attack was under way when measured"
         assert bot.bad == [] and receiver.bad == []
     finally:
         for server in [bot, receiver, farm]:
