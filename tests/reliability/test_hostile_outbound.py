@@ -193,7 +193,8 @@ def test_dripping_bots_and_receivers_do_not_slow_other_clients(
                 body = {"players": [{"name": "x"}, {"name": "y"}], "webhook": {"url": url}}
                 hostile.append(api.create(GAME, body).json()["id"])
             # measured from the attack's first moment: 16 new receivers that drip
-            # cost the deliverer's threads a patience each (0.25 s) when first called
+            # cost the deliverer's lane threads a patience each (0.25 s) when they
+            # waited for first contacts
             during = play_honestly(api, redis_client, receiver, match_id, token, MOVES)
             called = [bool(c) for c in farm.calls]
             held = sum(farm.open)
