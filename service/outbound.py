@@ -266,9 +266,13 @@ def resolved(host: str, port: int, deadline: float) -> list[Any]:
     """``getaddrinfo`` within the deadline: a name server that is slow to
     answer (its owner's choice) cannot hold the call past it; the lookup
     ends on its own in the background."""
+    try:
+        left = None if deadline == math.inf else _left(deadline)
+    except TimeoutError:  # a slot came only at the last moment
+        raise Refused("timeout", "no time left to resolve") from None
     lookup = _resolver().submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
     try:
-        return lookup.result(timeout=None if deadline == math.inf else _left(deadline))
+        return lookup.result(timeout=left)
     except NotYet:
         raise Refused("timeout", f"resolving {host} took too long") from None
     except (OSError, UnicodeError) as failure:

@@ -92,6 +92,14 @@ def test_a_dripping_answer_is_cut_at_the_deadline(loopback_allowed):
         dripper.stop()
 
 
+def test_a_call_whose_time_ran_out_before_resolving_is_refused_as_a_timeout(loopback_allowed):
+    """(A slot found at the deadline's last moment): a Refused the callers
+    handle, never a TimeoutError that would fail the bot's turn."""
+    with pytest.raises(outbound.Refused) as refused:
+        outbound.vetted_address("127.0.0.1", 80, time.monotonic() - 0.001)
+    assert refused.value.reason == "timeout"
+
+
 def test_a_dripping_http_bot_holds_its_match_only_for_its_deadline(
     api, matches, redis_client, loopback_allowed
 ):
