@@ -343,7 +343,10 @@ class Deliverer:
             self.unqueue(match_id)
             return
         down = down_key(hook["url"])
-        failing, known = self.client.exists(down), self.client.exists(known_key(down))
+        pipe = self.client.pipeline(transaction=False)
+        pipe.exists(down)
+        pipe.exists(known_key(down))
+        failing, known = pipe.execute()
         if lane == QUEUE_KEY and failing:
             # its receiver failed lately: wait with the retries, not here
             self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
