@@ -177,7 +177,9 @@ class Dripper:
         drip_s: float = 20.0,
         host: str = "127.0.0.1",
         report: Callable[[str, float], None] | None = None,
+        tls: bool = False,
     ) -> None:
+        self.tls = tls  # drip a TLS record (a server hello that never ends) instead
         self.report = report  # told ("open", 0) and ("closed", seconds held) of each connection
         self.gap_s = gap_s
         self.drip_s = drip_s
@@ -209,12 +211,14 @@ class Dripper:
             with connection:
                 connection.settimeout(self.drip_s)
                 request = b""
-                while b"\r\n\r\n" not in request:
+                while b"\r\n\r\n" not in request and not (self.tls and request):
                     chunk = connection.recv(65536)
                     if not chunk:
                         return
                     request += chunk
                 head = b"HTTP/1.1 200 OK\r\nX-Drip: " + b"x" * 1_000_000
+                if self.tls:  # a handshake record of 16 KiB: TLS reads it whole
+                    head = b"\x16\x03\x03\x40\x00\x02\x00\x3f\xfc" + b"\x03" * 16_380
                 for byte in head:
                     if time.monotonic() - started > self.drip_s or self.stopping.is_set():
                         return

@@ -92,6 +92,22 @@ def test_a_dripping_answer_is_cut_at_the_deadline(loopback_allowed):
         dripper.stop()
 
 
+def test_a_dripping_tls_handshake_is_cut_at_the_deadline(loopback_allowed):
+    """https to a server that answers the client's hello with a 16 KiB
+    handshake record, one byte every 0.1 s: the handshake is part of the
+    call, and ends at its deadline. (CPython bounds one handshake call as a
+    whole, so this held before too; it pins the TLS socket of the deadline.)"""
+    dripper = Dripper(gap_s=0.1, drip_s=20, tls=True)
+    try:
+        started = time.monotonic()
+        with pytest.raises(outbound.Refused) as refused:
+            outbound.post(dripper.url.replace("http:", "https:"), b"{}", {}, 0.5)
+        assert refused.value.reason == "timeout"
+        assert time.monotonic() - started < 0.8
+    finally:
+        dripper.stop()
+
+
 def test_a_call_whose_time_ran_out_before_resolving_is_refused_as_a_timeout(loopback_allowed):
     """(A slot found at the deadline's last moment): a Refused the callers
     handle, never a TimeoutError that would fail the bot's turn."""
