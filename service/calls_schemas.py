@@ -104,12 +104,17 @@ SECRET = fields.String(
 
 
 class BotTimeoutEventSchema(Schema):
-    """An HTTP bot gave no answer in time (late, unreachable, refused, closed,
-    a non-2xx): the server plays a random legal move for its seat."""
+    """An HTTP bot gave no usable answer in time (late, unreachable, refused,
+    closed, a non-2xx): the server plays a random legal move for its seat."""
 
     seat = fields.Integer(required=True)
     reason = fields.String(
-        required=True, metadata={"description": "timeout, connection, internal_address, ..."}
+        required=True,
+        validate=validate.OneOf([outbound.PUBLIC_REASON]),
+        metadata={
+            "description": "always call_failed: why the call failed is in the server's log, "
+            "not in the match"
+        },
     )
 
 
@@ -124,7 +129,14 @@ class BotIllegalActionEventSchema(Schema):
 class WebhookGivenUpEventSchema(Schema):
     """The match's webhook failed too long: it is no longer called."""
 
-    reason = fields.String(required=True, metadata={"description": "how its last delivery failed"})
+    reason = fields.String(
+        required=True,
+        validate=validate.OneOf([outbound.PUBLIC_REASON]),
+        metadata={
+            "description": "always call_failed: why its deliveries failed is in the server's "
+            "log, not in the match"
+        },
+    )
 
 
 # The events of calls out, in the log of any game's match (docs/webhooks.md).

@@ -6,14 +6,19 @@ A seat created as ``{"bot_url": URL}`` is a bot seat (its ``bot`` is
 "legal_actions"}`` there, signed like a webhook with the match's secret,
 and plays ``{"action": ..}`` from the answer if it is one of the legal
 actions and came within the match's ``bot_deadline_s``. Otherwise it plays
-the ``random`` policy's move, after a logged ``bot_timeout`` (no answer in
-time: late, refused, unreachable, connection closed) or
-``bot_illegal_action`` (an answer, but not a legal action), each with the
-seat and a short ``reason``, as the turn clock logs its ``timeout``.
+the ``random`` policy's move, after a logged ``bot_timeout`` (no usable
+answer in time: late, refused, unreachable, connection closed, a non-2xx)
+or ``bot_illegal_action`` (a 2xx answer, but not a legal action), each with
+the seat and a short ``reason``, as the turn clock logs its ``timeout``.
+A ``bot_timeout``'s reason is always ``call_failed``: the match's events
+are public, and why a call failed (a name that did not resolve, an
+internal address, a refused connection) would tell anyone what the
+server's network holds; the server's log says why.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 import uuid
 from typing import Any
@@ -24,6 +29,8 @@ from prometheus_client import Counter
 from engines.ai import choose_action
 from engines.core import Game
 from service import outbound, webhooks
+
+log = logging.getLogger(__name__)
 
 HTTP_BOT = "http"
 DEFAULT_DEADLINE_S = 2.0
@@ -64,8 +71,10 @@ def decide(
     try:
         answer = outbound.post(url, body, headers, deadline_s)
     except outbound.Refused as refused:
+        log.info("HTTP bot of %s seat %d: no answer (%s)", match["id"], seat, refused)
         return fallback(game, state, seat, rng, budget_s, "bot_timeout", refused.reason)
     if not 200 <= answer.status < 300:
+        log.info("HTTP bot of %s seat %d answered %d", match["id"], seat, answer.status)
         return fallback(game, state, seat, rng, budget_s, "bot_timeout", f"http_{answer.status}")
     try:
         action = orjson.loads(answer.body)["action"]
@@ -86,6 +95,9 @@ def fallback(
     kind: str,
     reason: str,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The random move for ``seat`` and the event that says why; a failed
+    call's ``reason`` is counted, and shown only as ``call_failed``."""
     CALLS.labels(kind).inc()
     action = choose_action(game, state, seat, "random", rng, budget_s)
-    return action, [{"type": kind, "seat": seat, "reason": reason}]
+    shown = outbound.PUBLIC_REASON if kind == "bot_timeout" else reason
+    return action, [{"type": kind, "seat": seat, "reason": shown}]

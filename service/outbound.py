@@ -5,39 +5,70 @@ is checked where it matters, at delivery time:
 
 - https only, unless ``LUDOTHEQUE_OUTBOUND_ALLOW`` lists ``http``;
 - the name is resolved once, every address it resolves to must be public
-  (not loopback, private, link-local, multicast, reserved, shared or
-  otherwise internal) unless it lies in a network the allow list names,
-  and the connection goes to that very address (a name that rebinds
-  between the check and the connection cannot slip through);
-- connect and read timeouts, a deadline for the whole call, an answer
-  size limit, no redirect followed (a 3xx is a failure);
+  unless it lies in a network the allow list names, and the connection
+  goes to that very address (a name that rebinds between the check and the
+  connection cannot slip through). What is not public is said in one
+  table, ``RANGES``: every special-purpose range of IANA's registries and
+  everything outside IPv6's global unicast space, each with what it is. An
+  address that carries another one (IPv4-mapped, NAT64, 6to4, Teredo) is
+  judged by the address it carries;
+- one deadline for the whole call: resolving, connecting, the TLS
+  handshake, sending, the status line, the headers and the body. Every
+  blocking socket operation waits at most the time left, so an answer that
+  trickles in one byte at a time ends at the deadline, socket closed (a
+  timeout per read would let it run on for as long as each byte came in
+  time). Calls are made by ``ludotheque worker`` processes, in threads
+  (not gevent), where CPython bounds each socket and TLS operation by its
+  timeout as a whole. An answer size limit; no redirect followed (a 3xx
+  is a failure);
 - at most ``LUDOTHEQUE_OUTBOUND_CONCURRENCY`` calls at once per process
   (each match has at most one call in flight: its deliveries are serial
   and its bot turns are leased one at a time).
 
+Why a call failed (``Refused.reason`` and its detail) is for the log only:
+what a match shows says that a call failed, never why, so that nobody
+learns through it what answers, or what a name resolves to, on the
+network the server sees (``PUBLIC_REASON``).
+
 ``LUDOTHEQUE_OUTBOUND_ALLOW``: comma-separated; ``http`` allows plain http,
 any other item is an address or network (``127.0.0.0/8``, ``10.1.2.3``)
 allowed although internal. Empty by default. The tests set
-``http,127.0.0.0/8,::1``.
+``http,127.0.0.0/8,::1``. ``check_settings()`` refuses a malformed value
+(at startup); should one reach a call anyway, it counts as empty (https
+only, nothing internal) and is logged, never a failed request.
 """
 
 from __future__ import annotations
 
+import functools
 import http.client
 import ipaddress
+import logging
+import math
 import os
 import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as NotYet
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
+
+log = logging.getLogger(__name__)
 
 ALLOW_ENV = "LUDOTHEQUE_OUTBOUND_ALLOW"
 CONCURRENCY_ENV = "LUDOTHEQUE_OUTBOUND_CONCURRENCY"
+DEFAULT_CONCURRENCY = 128  # the worker's HTTP bot turns and webhook calls, with room
 MAX_ANSWER = 64 * 1024  # bytes read from an answer, at most
 MAX_URL = 2048
 USER_AGENT = "Ludotheque/1 (+docs/webhooks.md)"
+PUBLIC_REASON = "call_failed"  # all that a match's events say of a failed call
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class Refused(Exception):
@@ -54,11 +85,149 @@ class Answer:
     body: bytes
 
 
-def allowances() -> tuple[bool, list[ipaddress.IPv4Network | ipaddress.IPv6Network]]:
-    """(plain http allowed, networks allowed although internal), read now."""
-    items = [i.strip() for i in os.environ.get(ALLOW_ENV, "").split(",") if i.strip()]
-    networks = [ipaddress.ip_network(i, strict=False) for i in items if i != "http"]
-    return "http" in items, networks
+# -- what may be called -----------------------------------------------------------
+class Range(NamedTuple):
+    """A range that is not the open internet, what it is, and, for one that
+    embeds another address, how to read the address it carries."""
+
+    network: Network
+    meaning: str
+    carries: Callable[[Any], tuple[Address, ...]] | None = None
+
+
+def _net(text: str) -> Network:
+    return ipaddress.ip_network(text)
+
+
+def _nat64(address: ipaddress.IPv6Address) -> tuple[Address, ...]:
+    return (ipaddress.IPv4Address(int(address) & 0xFFFFFFFF),)  # RFC 6052: the last 32 bits
+
+
+_OUTSIDE = "outside the global unicast space 2000::/3 (reserved by the IETF)"
+
+# The one table of what is not public (IANA's IPv4 and IPv6 special-purpose
+# registries, multicast, and IPv6 outside 2000::/3). An address is judged by
+# the most specific range holding it; one in no range is public. The few
+# globally reachable assignments inside a refused range (anycast PCP and
+# TURN in 192.0.0.0/24 and 2001::/23, AMT, AS112, ORCHIDv2) are no web
+# servers, and stay refused with it.
+RANGES: tuple[Range, ...] = (
+    Range(_net("0.0.0.0/8"), "this network"),
+    Range(_net("10.0.0.0/8"), "private"),
+    Range(_net("100.64.0.0/10"), "shared address space (carrier-grade NAT)"),
+    Range(_net("127.0.0.0/8"), "loopback"),
+    Range(_net("169.254.0.0/16"), "link-local (the cloud metadata address among them)"),
+    Range(_net("172.16.0.0/12"), "private"),
+    Range(_net("192.0.0.0/24"), "IETF protocol assignments"),
+    Range(_net("192.0.2.0/24"), "documentation (TEST-NET-1)"),
+    Range(_net("192.88.99.0/24"), "6to4 relay anycast (deprecated)"),
+    Range(_net("192.168.0.0/16"), "private"),
+    Range(_net("198.18.0.0/15"), "benchmarking"),
+    Range(_net("198.51.100.0/24"), "documentation (TEST-NET-2)"),
+    Range(_net("203.0.113.0/24"), "documentation (TEST-NET-3)"),
+    Range(_net("224.0.0.0/4"), "multicast"),
+    Range(_net("240.0.0.0/4"), "reserved"),
+    Range(_net("255.255.255.255/32"), "limited broadcast"),
+    Range(_net("::/3"), _OUTSIDE),
+    Range(_net("4000::/2"), _OUTSIDE),
+    Range(_net("8000::/1"), _OUTSIDE),
+    Range(_net("::/128"), "unspecified"),
+    Range(_net("::1/128"), "loopback"),
+    Range(_net("::ffff:0:0/96"), "IPv4-mapped", lambda a: (a.ipv4_mapped,)),
+    Range(_net("64:ff9b::/96"), "NAT64", _nat64),
+    # where the IPv4 address lies in it depends on the operator's prefix length
+    Range(_net("64:ff9b:1::/48"), "local-use NAT64 (a network's own translator)"),
+    Range(_net("100::/64"), "discard-only"),
+    Range(_net("2001::/23"), "IETF protocol assignments"),
+    Range(_net("2001::/32"), "Teredo", lambda a: a.teredo),  # (server, client)
+    Range(_net("2001:2::/48"), "benchmarking"),
+    Range(_net("2001:db8::/32"), "documentation"),
+    Range(_net("2002::/16"), "6to4", lambda a: (a.sixtofour,)),
+    Range(_net("3fff::/20"), "documentation"),
+    Range(_net("5f00::/16"), "segment routing (SRv6) identifiers"),
+    Range(_net("fc00::/7"), "unique local"),
+    Range(_net("fe80::/10"), "link-local"),
+    Range(_net("fec0::/10"), "site-local (deprecated)"),
+    Range(_net("ff00::/8"), "multicast"),
+)
+
+
+def range_of(address: Address) -> Range | None:
+    """The most specific range of ``RANGES`` holding ``address`` (None: public)."""
+    holding = [r for r in RANGES if address in r.network]
+    return max(holding, key=lambda r: r.network.prefixlen, default=None)
+
+
+def refusal(address: Address, allowed: tuple[Network, ...] = ()) -> str | None:
+    """Why ``address`` may not be called (None: it may): what it is, or what
+    the address it carries is. ``allowed``: networks called although internal."""
+    if any(address in network for network in allowed):
+        return None
+    found = range_of(address)
+    if found is None:
+        return None
+    if found.carries is None:
+        return found.meaning
+    for carried in found.carries(address):
+        why = refusal(carried, allowed)
+        if why is not None:
+            return f"{found.meaning} carrying {carried}, {why}"
+    return None
+
+
+# -- settings -----------------------------------------------------------------------
+def parse_allow(value: str) -> tuple[bool, tuple[Network, ...]]:
+    """``LUDOTHEQUE_OUTBOUND_ALLOW``'s (plain http allowed, networks allowed
+    although internal); ValueError naming the variable when malformed."""
+    items = [i.strip() for i in value.split(",")]
+    http_allowed, networks = False, []
+    for item in items:
+        if item == "http":
+            http_allowed = True
+        elif item:
+            try:
+                networks.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                raise ValueError(
+                    f"{ALLOW_ENV}: {item!r} is neither http nor an address or network "
+                    "(e.g. http,10.0.0.0/8,fd00::/8)"
+                ) from None
+    return http_allowed, tuple(networks)
+
+
+def parse_concurrency(value: str | None) -> int:
+    if value is None or not value.strip():
+        return DEFAULT_CONCURRENCY
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise ValueError(f"{CONCURRENCY_ENV}: {value!r} is not a whole number above 0")
+    return number
+
+
+def check_settings() -> None:
+    """Raise ValueError, naming the variable, if a setting of outbound calls
+    in the environment is malformed (for ``serve`` and ``worker`` to stop at
+    startup)."""
+    parse_allow(os.environ.get(ALLOW_ENV, ""))
+    parse_concurrency(os.environ.get(CONCURRENCY_ENV))
+
+
+@functools.lru_cache(maxsize=8)
+def _allowances(value: str) -> tuple[bool, tuple[Network, ...]]:
+    try:
+        return parse_allow(value)
+    except ValueError as malformed:  # logged once per value
+        log.error("%s; calling https and public addresses only", malformed)
+        return False, ()
+
+
+def allowances() -> tuple[bool, tuple[Network, ...]]:
+    """(plain http allowed, networks allowed although internal), read now; a
+    malformed setting counts as none (the safe reading) and is logged."""
+    return _allowances(os.environ.get(ALLOW_ENV, ""))
 
 
 def check_url(url: str) -> None:
@@ -77,62 +246,130 @@ def check_url(url: str) -> None:
         raise Refused("bad_url", "bad port") from None
 
 
-def internal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
-    return (
-        address.is_loopback
-        or address.is_private
-        or address.is_link_local
-        or address.is_multicast
-        or address.is_reserved
-        or address.is_unspecified
-        or not address.is_global
-    )
-
-
-def vetted_address(host: str, port: int) -> tuple[int, str]:
+def vetted_address(host: str, port: int, deadline: float = math.inf) -> tuple[int, str]:
     """The (family, address) to connect to: every address ``host`` resolves
-    to must be allowed, so a name with one internal address is refused."""
+    to (by ``deadline``, a ``time.monotonic()``) must be allowed, so a name
+    with one internal address is refused."""
     _, networks = allowances()
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as failure:
-        raise Refused("dns", str(failure)) from None
+    infos = resolved(host, port, deadline)
     if not infos:
         raise Refused("dns", "no address")
     for info in infos:
         address = ipaddress.ip_address(info[4][0].split("%")[0])
-        if internal(address) and not any(address in net for net in networks):
-            raise Refused("internal_address", f"{host} resolves to {address}")
+        why = refusal(address, networks)
+        if why is not None:
+            raise Refused("internal_address", f"{host} resolves to {address}: {why}")
     return infos[0][0], infos[0][4][0]
 
 
-class _Pinned(http.client.HTTPConnection):
-    """Connects to the vetted address, whatever the name resolves to now."""
+def resolved(host: str, port: int, deadline: float) -> list[Any]:
+    """``getaddrinfo`` within the deadline: a name server that is slow to
+    answer (its owner's choice) cannot hold the call past it; the lookup
+    ends on its own in the background."""
+    try:
+        left = None if deadline == math.inf else _left(deadline)
+    except TimeoutError:  # a slot came only at the last moment
+        raise Refused("timeout", "no time left to resolve") from None
+    lookup = _resolver().submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    try:
+        return lookup.result(timeout=left)
+    except NotYet:
+        raise Refused("timeout", f"resolving {host} took too long") from None
+    except (OSError, UnicodeError) as failure:
+        raise Refused("dns", str(failure)) from None
 
-    def __init__(self, host: str, port: int, address: tuple[int, str], timeout: float) -> None:
-        super().__init__(host, port, timeout=timeout)
+
+# -- one deadline for the whole call ------------------------------------------------
+def _left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the call's deadline passed")
+    return left
+
+
+class _Deadline:
+    """Every blocking operation of this socket waits at most until
+    ``deadline`` (a ``time.monotonic()``): each gets the time left as its
+    timeout, however many reads the answer takes."""
+
+    deadline = math.inf
+
+    def _arm(self) -> None:
+        if self.deadline != math.inf:
+            self.settimeout(_left(self.deadline))  # type: ignore[attr-defined]
+
+    def connect(self, address: Any) -> None:
+        self._arm()
+        super().connect(address)  # type: ignore[misc]
+
+    def send(self, data: Any, flags: int = 0) -> int:
+        self._arm()
+        return super().send(data, flags)  # type: ignore[misc]
+
+    def sendall(self, data: Any, flags: int = 0) -> None:
+        self._arm()
+        super().sendall(data, flags)  # type: ignore[misc]
+
+    def recv(self, size: int = 1024, flags: int = 0) -> bytes:
+        self._arm()
+        return super().recv(size, flags)  # type: ignore[misc]
+
+    def recv_into(self, buffer: Any, size: int = 0, flags: int = 0) -> int:
+        self._arm()
+        return super().recv_into(buffer, size, flags)  # type: ignore[misc]
+
+    def do_handshake(self, *args: Any) -> None:
+        self._arm()
+        super().do_handshake(*args)  # type: ignore[misc]
+
+
+class _DeadlineSocket(_Deadline, socket.socket):
+    pass
+
+
+class _DeadlineTLSSocket(_Deadline, ssl.SSLSocket):
+    pass
+
+
+class _Pinned(http.client.HTTPConnection):
+    """Connects to the vetted address, whatever the name resolves to now,
+    with a socket that keeps the call's deadline."""
+
+    def __init__(
+        self, host: str, port: int, address: tuple[int, str], deadline: float, connect_s: float
+    ) -> None:
+        super().__init__(host, port)
         self._address = address
+        self._deadline = deadline
+        self._connect_s = connect_s
 
     def connect(self) -> None:
         family, ip = self._address
-        self.sock = socket.socket(family, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect((ip, self.port))
+        sock = _DeadlineSocket(family, socket.SOCK_STREAM)
+        self.sock = sock
+        sock.deadline = min(self._deadline, time.monotonic() + self._connect_s)
+        sock.connect((ip, self.port))
+        sock.deadline = self._deadline
 
 
 class _PinnedTLS(_Pinned):
-    def __init__(self, host: str, port: int, address: tuple[int, str], timeout: float) -> None:
-        super().__init__(host, port, address, timeout)
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
         self._context = ssl.create_default_context()
+        self._context.sslsocket_class = _DeadlineTLSSocket
 
     def connect(self) -> None:
         super().connect()
-        self.sock = self._context.wrap_socket(self.sock, server_hostname=self.host)
+        tls = self._context.wrap_socket(
+            self.sock, server_hostname=self.host, do_handshake_on_connect=False
+        )
+        self.sock = tls
+        tls.deadline = self._deadline
+        tls.do_handshake()
 
 
 _slots: threading.BoundedSemaphore | None = None
+_lookups: ThreadPoolExecutor | None = None
 _slots_lock = threading.Lock()
 
 
@@ -141,8 +378,25 @@ def slots() -> threading.BoundedSemaphore:
     global _slots
     with _slots_lock:
         if _slots is None:
-            _slots = threading.BoundedSemaphore(int(os.environ.get(CONCURRENCY_ENV, "32")))
+            _slots = threading.BoundedSemaphore(_concurrency())
         return _slots
+
+
+def _resolver() -> ThreadPoolExecutor:
+    """Threads that only resolve names, one per call in flight at most."""
+    global _lookups
+    with _slots_lock:
+        if _lookups is None:
+            _lookups = ThreadPoolExecutor(_concurrency(), "outbound-dns")
+        return _lookups
+
+
+def _concurrency() -> int:
+    try:
+        return parse_concurrency(os.environ.get(CONCURRENCY_ENV))
+    except ValueError as malformed:
+        log.error("%s; using %d", malformed, DEFAULT_CONCURRENCY)
+        return DEFAULT_CONCURRENCY
 
 
 def post(
@@ -153,27 +407,24 @@ def post(
     connect_timeout_s: float = 2.0,
 ) -> Answer:
     """POST ``body`` to ``url`` under every rule above, within ``timeout_s``
-    in all; raise Refused (``reason``: bad_url, dns, internal_address, busy,
+    in all, from the call to the answer's last byte (the socket is closed
+    then); raise Refused (``reason``: bad_url, dns, internal_address, busy,
     timeout, connection, too_large) when no complete answer came."""
     check_url(url)
-    started = time.monotonic()
+    deadline = time.monotonic() + timeout_s
     parts = urlsplit(url)
     tls = parts.scheme == "https"
     port = parts.port or (443 if tls else 80)
     if not slots().acquire(timeout=timeout_s):
         raise Refused("busy", "too many outbound calls in flight")
     try:
-        address = vetted_address(parts.hostname or "", port)
+        address = vetted_address(parts.hostname or "", port, deadline)
         kind = _PinnedTLS if tls else _Pinned
-        connection = kind(parts.hostname or "", port, address, min(connect_timeout_s, timeout_s))
+        connection = kind(parts.hostname or "", port, address, deadline, connect_timeout_s)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        response = None
         try:
             connection.connect()
-            sock = connection.sock  # http.client drops it once the answer says close
-            left = timeout_s - (time.monotonic() - started)
-            if left <= 0:
-                raise Refused("timeout", "no time left after connecting")
-            sock.settimeout(left)
             connection.request(
                 "POST",
                 path,
@@ -188,10 +439,6 @@ def post(
             response = connection.getresponse()
             data = b""
             while len(data) <= MAX_ANSWER:
-                left = timeout_s - (time.monotonic() - started)
-                if left <= 0:
-                    raise Refused("timeout", "the answer came too slowly")
-                sock.settimeout(left)
                 chunk = response.read1(MAX_ANSWER + 1 - len(data))
                 if not chunk:
                     break
@@ -204,6 +451,9 @@ def post(
         except (OSError, ValueError, http.client.HTTPException) as failure:
             raise Refused("connection", type(failure).__name__) from None
         finally:
+            # the answer holds the socket once the connection handed it over
+            if response is not None:
+                response.close()
             connection.close()
     finally:
         slots().release()

@@ -23,8 +23,9 @@ exponential backoff and jitter in a second lane (``ludotheque:{hooks}:retry``)
 served by threads of its own, and its other matches join it there while it
 is marked as failing (``down_key``), so that it slows nobody else's
 deliveries; failing for ``give_up_s`` in a row it is given up on: the match
-says so (``webhook.given_up``, a ``webhook_given_up`` event) and so do the
-metrics.
+says so (``webhook.given_up``, a ``webhook_given_up`` event whose reason
+is ``call_failed``: why is for the log, never for the match's readers) and
+so do the metrics.
 
 A lane's thread never waits on a receiver for long: each call is made by a
 small pool of threads that only do HTTP, and a call not answered within
@@ -34,6 +35,15 @@ its match stays leased in the retry lane, and the call's outcome is settled
 by whichever lane thread looks next. At most ``in_flight`` calls per
 process, one per receiver in the background: a receiver that never answers
 costs each lane a patience per ``down_s``, not a delivery timeout.
+
+A lane's thread waits the patience only for a receiver known to answer
+within it (``known_key``: it did lately). A first contact goes to the
+background at once, its match leased where it is and its receiver's other
+matches postponed until it is settled: answered in time, the receiver is
+known and its match goes on in the first lane; late, it is slow, as
+above. So new receivers that drip, however many, cost the lanes nothing:
+waiting a patience for each, 16 of them held both first-lane threads for
+2 s (issue 31).
 """
 
 from __future__ import annotations
@@ -49,7 +59,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as NotYet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -132,7 +142,10 @@ class DeliverySettings:
     retry_threads: int = 1
     down_s: float = 30  # a receiver that failed: its other matches wait with the retries
     patience_s: float = 0.25  # a call not answered by then goes on in the background
-    in_flight: int = 16  # calls per process at once (threads that only do HTTP)
+    known_s: float = 24 * 3600.0  # a receiver that answered within the patience is waited for
+    # calls per process at once (threads that only do HTTP): enough that the
+    # receivers that are slow to answer (one call each) leave room for the others
+    in_flight: int = 64
 
     @classmethod
     def from_env(cls) -> DeliverySettings:
@@ -153,17 +166,31 @@ class DeliverySettings:
 @dataclass(frozen=True)
 class Background:
     """A delivery going on in the background: its match, its receiver's
-    down key, the range it carries and the call."""
+    down key, the range it carries, the call, and whether it is a first
+    contact (``probe``: the receiver was not known to answer in time)
+    started at ``started`` (``time.monotonic()``)."""
 
     match: dict[str, Any]
     receiver: str
     first: int
     last: int
     call: Future[outbound.Answer]
+    probe: bool = False
+    started: float = 0.0
+    ended: list[float] = field(default_factory=list)  # when the call ended, once it has
+
+    def took_s(self) -> float:
+        return (self.ended[0] if self.ended else time.monotonic()) - self.started
 
 
 def hook_key(match_id: str) -> str:
     return f"m:{{{match_id}}}:hook"
+
+
+def known_key(receiver: str) -> str:
+    """Where a receiver (by its down key) is marked as known to answer within
+    the patience: only such a receiver is waited for in the first lane."""
+    return receiver.replace(":down:", ":known:", 1)
 
 
 def down_key(url: str) -> str:
@@ -316,7 +343,11 @@ class Deliverer:
             self.unqueue(match_id)
             return
         down = down_key(hook["url"])
-        if lane == QUEUE_KEY and self.client.exists(down):
+        pipe = self.client.pipeline(transaction=False)
+        pipe.exists(down)
+        pipe.exists(known_key(down))
+        failing, known = pipe.execute()
+        if lane == QUEUE_KEY and failing:
             # its receiver failed lately: wait with the retries, not here
             self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
             return
@@ -332,7 +363,8 @@ class Deliverer:
                 break
             carried = chosen(hook, events)
             cursor = events[-1]["index"]
-            if carried and not self.post(loaded.match, hook, sent + 1, cursor, carried):
+            patient = lane == RETRY_KEY or bool(known)
+            if carried and not self.post(loaded.match, hook, sent + 1, cursor, carried, patient):
                 return  # failed, or going on in the background
             if carried:
                 sent = cursor
@@ -367,10 +399,16 @@ class Deliverer:
         first: int,
         last: int,
         carried: list[dict[str, Any]],
+        patient: bool = True,
     ) -> bool:
         """One delivery: True when it was delivered. False when it failed
         (the retry is scheduled, or the receiver given up on), or goes on
-        in the background (settled later by ``settle``)."""
+        in the background (settled later by ``settle``). Not ``patient``
+        (a first-lane receiver not known to answer in time): the call goes
+        to the background at once, so that a lane's thread waits for no
+        receiver it does not know; were it to wait the patience for each,
+        many new receivers that drip would hold the lane for a patience
+        each, everyone else's deliveries behind them."""
         body = orjson.dumps(
             {
                 "match_id": match["id"],
@@ -391,6 +429,10 @@ class Deliverer:
         timeout = self.settings.timeout_s
         call = self._calls.submit(outbound.post, hook["url"], body, headers, timeout)
         call.add_done_callback(lambda _: self._room.release())
+        if not patient:
+            probe = Background(match, receiver, first, last, call, True, time.monotonic())
+            self.background(probe)
+            return False
         try:
             call.result(timeout=self.settings.patience_s)
         except NotYet:
@@ -424,18 +466,33 @@ class Deliverer:
         pipe.execute()
 
     def background(self, slow: Background) -> None:
-        """Let a call that is taking long go on without this thread: its
-        receiver's other matches wait with the retries meanwhile, and its
-        match stays leased in the retry lane until the call is settled."""
-        SLOW.inc()
+        """Let a call that is taking long (or a first contact) go on without
+        this thread until it is settled: a slow receiver's match stays leased
+        in the retry lane, and its other matches wait with the retries
+        meanwhile; a first contact's match stays leased where it is (by its
+        claim), and its receiver's other matches are postponed meanwhile."""
         match_id = slow.match["id"]
         with self._lock:
             self._backgrounded.add(slow.receiver)
-        lease = time.time() + self.settings.lease_s
-        self.client.set(slow.receiver, "slow", ex=int(self.settings.down_s))
-        self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[lease, match_id])
-        log.info("webhook of %s is slow to answer: going on in the background", match_id)
-        slow.call.add_done_callback(lambda _: self._settled.put(slow))
+        if not slow.probe:
+            self.slow(slow.receiver)
+            lease = time.time() + self.settings.lease_s
+            self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[lease, match_id])
+            log.info("webhook of %s is slow to answer: going on in the background", match_id)
+        slow.call.add_done_callback(lambda _: self._ended(slow))
+
+    def _ended(self, slow: Background) -> None:
+        slow.ended.append(time.monotonic())
+        self._settled.put(slow)
+
+    def slow(self, receiver: str) -> None:
+        """``receiver`` did not answer within the patience: failing for now,
+        and no longer known to answer in time."""
+        SLOW.inc()
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(receiver, "slow", ex=int(self.settings.down_s))
+        pipe.delete(known_key(receiver))
+        pipe.execute()
 
     def settle(self) -> None:
         """Settle the calls that went on in the background and have finished:
@@ -449,9 +506,19 @@ class Deliverer:
             with self._lock:
                 self._backgrounded.discard(slow.receiver)
             match_id = slow.match["id"]
+            # a first contact answered within the patience: known, and its match
+            # goes on in the first lane; one that took longer: slow, as above
+            prompt = slow.probe and slow.took_s() <= self.settings.patience_s
+            if slow.probe and not prompt:
+                self.slow(slow.receiver)
             if self.outcome(slow.match, slow.call):
                 self.handled(match_id, slow.last, slow.last)
-                self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+                if prompt:
+                    ex = int(self.settings.known_s)
+                    self.client.set(known_key(slow.receiver), "1", ex=ex)
+                    self._to_retry(keys=[RETRY_KEY, QUEUE_KEY], args=[time.time(), match_id])
+                else:
+                    self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
 
     def failed(self, match: dict[str, Any], reason: str) -> None:
         key, now = hook_key(match["id"]), time.time()
@@ -481,7 +548,8 @@ class Deliverer:
                 return
             match = loaded.match
             match["webhook"]["given_up"] = True
-            event = {"type": "webhook_given_up", "reason": reason}
+            # why it failed is for the log: the match's events are public
+            event = {"type": "webhook_given_up", "reason": outbound.PUBLIC_REASON}
             game = GAMES[match["game"]]
             if self.matches._commit(game, match, loaded.version, [event]).version is not None:
                 return

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import json
 import random
+import select
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
@@ -60,6 +66,7 @@ class WebhookReceiver(Served):
         self.last: dict[str, int] = defaultdict(int)  # last index accepted, per match
         self.bad: list[str] = []  # what should never happen
         self.attempts = 0
+        self.calls = 0  # requests received, verified yet or not
         self.in_flight: dict[str | None, int] = defaultdict(int)
         self.delay_s = delay_s
         self.failure_rate = failure_rate
@@ -78,6 +85,7 @@ class WebhookReceiver(Served):
         body = request.read_body()
         match_id = json.loads(body).get("match_id") if body.startswith(b"{") else None
         with self.lock:
+            self.calls += 1
             self.in_flight[match_id] += 1
             if self.in_flight[match_id] > 1:
                 self.bad.append(f"two deliveries of {match_id} at once")
@@ -154,3 +162,143 @@ class BotServer(Served):
                 self.answer(200, json.dumps({"action": action}).encode())
 
         super().__init__(Handler)
+
+
+class Dripper:
+    """A hostile server (a webhook receiver or an HTTP bot) that reads the
+    request, then answers one byte every ``gap_s``: a status line and
+    headers that never end, for ``drip_s`` at most. It keeps how long each
+    connection lasted (until the caller closed it, or the drip ended), and
+    serves any number of connections at once, each on a thread."""
+
+    def __init__(
+        self,
+        gap_s: float = 0.1,
+        drip_s: float = 20.0,
+        host: str = "127.0.0.1",
+        report: Callable[[str, float], None] | None = None,
+        tls: bool = False,
+    ) -> None:
+        self.tls = tls  # drip a TLS record (a server hello that never ends) instead
+        self.report = report  # told ("open", 0) and ("closed", seconds held) of each connection
+        self.gap_s = gap_s
+        self.drip_s = drip_s
+        self.held: list[float] = []  # seconds each finished connection lasted
+        self.open = 0
+        self.calls = 0
+        self.lock = threading.Lock()
+        self.listener = socket.create_server((host, 0))
+        self.url = f"http://{host}:{self.listener.getsockname()[1]}/drip"
+        self.stopping = threading.Event()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.drip, args=(connection,), daemon=True).start()
+
+    def drip(self, connection: socket.socket) -> None:
+        started = time.monotonic()
+        with self.lock:
+            self.open += 1
+            self.calls += 1
+            if self.report:
+                self.report("open", 0.0)
+        try:
+            with connection:
+                connection.settimeout(self.drip_s)
+                request = b""
+                while b"\r\n\r\n" not in request and not (self.tls and request):
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        return
+                    request += chunk
+                head = b"HTTP/1.1 200 OK\r\nX-Drip: " + b"x" * 1_000_000
+                if self.tls:  # a handshake record of 16 KiB: TLS reads it whole
+                    head = b"\x16\x03\x03\x40\x00\x02\x00\x3f\xfc" + b"\x03" * 16_380
+                for byte in head:
+                    if time.monotonic() - started > self.drip_s or self.stopping.is_set():
+                        return
+                    connection.sendall(bytes([byte]))
+                    # wait a gap, or see the caller close the connection
+                    readable, _, _ = select.select([connection], [], [], self.gap_s)
+                    if readable and not connection.recv(65536):
+                        return
+        except OSError:
+            return
+        finally:
+            with self.lock:
+                self.open -= 1
+                self.held.append(time.monotonic() - started)
+                if self.report:
+                    self.report("closed", self.held[-1])
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.listener.close()
+
+
+class DripperFarm:
+    """``count`` Drippers in a process of their own, so that their threads
+    do not compete with the server's for this process's GIL (a hostile
+    server is someone else's machine): ``urls``, and per dripper the
+    connections it got (``calls``) and has open (``open``)."""
+
+    def __init__(self, count: int, gap_s: float, drip_s: float) -> None:
+        root = Path(__file__).resolve().parents[2]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.api.receivers", str(count), str(gap_s), str(drip_s)],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        out: IO[str] = self.process.stdout  # type: ignore[assignment]
+        self.urls = [out.readline().strip() for _ in range(count)]
+        self.calls = [0] * count
+        self.open = [0] * count
+        self.held: list[float] = []
+        threading.Thread(target=self.tally, args=(out,), daemon=True).start()
+
+    def tally(self, out: IO[str]) -> None:
+        for line in out:
+            event, index, seconds = line.split()
+            if event == "open":
+                self.calls[int(index)] += 1
+                self.open[int(index)] += 1
+            else:
+                self.open[int(index)] -= 1
+                self.held.append(float(seconds))
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe:
+                pipe.close()
+
+
+def _farm(count: int, gap_s: float, drip_s: float) -> None:
+    """Serve ``count`` drippers, print their URLs, then a line per
+    connection opened or closed, until stdin closes or SIGTERM."""
+    lock = threading.Lock()
+
+    def reporter(index: int) -> Callable[[str, float], None]:
+        def report(event: str, seconds: float) -> None:
+            with lock:
+                print(event, index, f"{seconds:.3f}", flush=True)
+
+        return report
+
+    drippers = [Dripper(gap_s, drip_s, report=reporter(i)) for i in range(count)]
+    with lock:
+        for dripper in drippers:
+            print(dripper.url, flush=True)
+    sys.stdin.read()
+
+
+if __name__ == "__main__":
+    _farm(int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]))
