@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import math
@@ -15,6 +14,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
+
+from service import outbound
 
 GUNICORN_CONF = Path(__file__).with_name("gunicorn_conf.py")
 
@@ -104,15 +105,10 @@ def _origins(text: str) -> None:
 
 
 def _outbound_allow(text: str) -> None:
-    # as service.outbound.allowances() reads it
-    for item in (i.strip() for i in text.split(",")):
-        if item and item != "http":
-            try:
-                ipaddress.ip_network(item, strict=False)
-            except ValueError:
-                raise ValueError(
-                    f"{item!r} is neither http nor an address or network (10.0.0.0/8)"
-                ) from None
+    try:  # the one reading of it, which the calls use too
+        outbound.parse_allow(text)
+    except ValueError as wrong:
+        raise ValueError(str(wrong).removeprefix(f"{outbound.ALLOW_ENV}: ")) from None
 
 
 def _host_port(text: str) -> None:
