@@ -37,7 +37,7 @@ from redis.exceptions import RedisClusterException
 from engines.core import redact_events
 from service import lifecycle
 from service.access import SEAT_CHANGES
-from service.store import Store, log_key
+from service.store import Store, log_key, logged
 
 log = logging.getLogger(__name__)
 
@@ -361,10 +361,7 @@ class Hub:
             for match_id in reads:
                 pipe.xrange(log_key(match_id), f"0-{starts[match_id] + 1}", "+", count=READ_CHUNK)
             for match_id, entries in zip(reads, pipe.execute(), strict=True):
-                found[match_id] = [
-                    {"index": int(entry_id.split(b"-")[1]), **orjson.loads(fields[b"e"])}
-                    for entry_id, fields in entries
-                ]
+                found[match_id] = [logged(entry_id, fields) for entry_id, fields in entries]
         handed, slice_ends = 0, time.monotonic() + SLICE_S
         for match_id, last in woken.items():
             events = found.get(match_id, [])

@@ -26,6 +26,7 @@ from redis.retry import Retry
 
 from service.limits import HIT, Counter, RateLimits
 from service.outages import NotReplicated
+from service.outbound import PUBLIC_REASON
 from service.sentinel import SENTINEL_SCHEMES, sentinel_client
 
 # KEYS: match hash, log stream, then the idempotency record (if ARGV[6] is
@@ -333,10 +334,7 @@ class Store:
         """Events number ``after + 1`` on, at most ``limit``, each with its
         ``index``. (Nothing here waits: followers wait on the push hub.)"""
         entries = self.client.xrange(log_key(match_id), f"0-{after + 1}", "+", count=limit)
-        return [
-            {"index": int(entry_id.split(b"-")[1]), **orjson.loads(fields[b"e"])}
-            for entry_id, fields in entries
-        ]
+        return [logged(entry_id, fields) for entry_id, fields in entries]
 
     def exists(self, match_id: str) -> bool:
         return bool(self.client.exists(match_key(match_id)))
@@ -347,3 +345,17 @@ class Store:
             if not self.client.script_exists(script.sha)[0]:
                 self.client.script_load(script.script)
         return True
+
+
+# Events logged before failed outside calls stopped saying why (issue 31,
+# point 11) carried the reason ('dns', 'internal_address', ...): read back,
+# they say what the events written since say.
+WHY_NOT_SHOWN = {"bot_timeout", "webhook_given_up"}
+
+
+def logged(entry_id: bytes, fields: dict[bytes, bytes]) -> dict[str, Any]:
+    """Log entry ``entry_id`` as an event, with its ``index``."""
+    event = {"index": int(entry_id.split(b"-")[1]), **orjson.loads(fields[b"e"])}
+    if event["type"] in WHY_NOT_SHOWN and event.get("reason") != PUBLIC_REASON:
+        event["reason"] = PUBLIC_REASON
+    return event

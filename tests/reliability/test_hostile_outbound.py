@@ -11,6 +11,7 @@ refusal of an internal address is what is tested.
 
 from __future__ import annotations
 
+import json
 import logging
 import statistics
 import threading
@@ -443,3 +444,26 @@ def test_a_malformed_allow_list_never_answers_500(api, redis_client, monkeypatch
     with pytest.raises(outbound.Refused) as refused:
         outbound.vetted_address("127.0.0.1", 443)
     assert refused.value.reason == "internal_address"
+
+
+def test_a_failure_logged_before_says_no_more_why_than_one_logged_now(live, redis_client):
+    """Events logged before point 11 carried the reason ('internal_address',
+    'dns', ...): read back, by the log and by the record, they say call_failed."""
+    created = live.http.post(
+        live.url("/v1/games/dekal/matches"), json={"players": [{"name": "Ada"}, {"name": "Bob"}]}
+    ).json()
+    match_id = created["id"]
+    log = log_key(match_id)
+    last = int(redis_client.xrevrange(log, count=1)[0][0].split(b"-")[1])
+    old = [
+        {"type": "bot_timeout", "seat": 1, "reason": "internal_address", "version": 1},
+        {"type": "webhook_given_up", "reason": "dns", "version": 1},
+    ]
+    for n, event in enumerate(old, start=last + 1):
+        redis_client.xadd(log, {"e": json.dumps(event)}, id=f"0-{n}")
+    url = live.url(f"/v1/games/dekal/matches/{match_id}/events")
+    read = live.http.get(url, params={"after": last}).json()["events"]
+    assert [(e["type"], e["reason"]) for e in read] == [
+        ("bot_timeout", "call_failed"),
+        ("webhook_given_up", "call_failed"),
+    ]
