@@ -48,20 +48,31 @@ def seat_of(match: Match, token: str | None) -> int | None:
     return auth.seat_of(token, [s["token"] for s in match["seats"]])
 
 
-def sees_as(status: str, seat: int | None) -> int | None:
-    """The seat whose hidden information a viewer of ``seat`` may see in a
-    match of ``status``: none before the start (a spectator's view)."""
-    return None if status == "waiting" else seat
+def sees_as(match: Match, status: str, seat: int | None) -> int | None:
+    """The seat whose hidden information a viewer of ``seat`` may see in
+    ``match`` (of ``status``): none before the start (a spectator's view),
+    none once the seat resigned (a bot plays it: what it holds is no longer
+    its resigner's to see, nor to tell the other players)."""
+    if status == "waiting" or seat in match.get("resigned", ()):
+        return None
+    return seat
 
 
 # -- following ------------------------------------------------------------------
 # A follower (an event stream, a stream ticket, a long poll of the events or
 # of a view) is opened as a seat for the token that held it then; it follows
 # as that seat only while that token still holds it. The log says when a
-# seat changes hands (``seat_left``, ``seat_joined``), so a follower checks
-# the events it delivers, not the match, and costs nothing more per event.
+# seat changes hands (``seat_left``, ``seat_joined``, and ``resigned``: a
+# bot takes the seat over), so a follower checks the events it delivers,
+# not the match, and costs nothing more per event.
 
-SEAT_CHANGES = frozenset({"seat_left", "seat_joined"})
+SEAT_CHANGES = frozenset({"seat_left", "seat_joined", "resigned"})
+
+
+def follows_as(match: Match, seat: int | None) -> int | None:
+    """The seat a follower opened now with the token of ``seat`` follows
+    as: a spectator once the seat resigned."""
+    return None if seat in match.get("resigned", ()) else seat
 
 
 def may_follow_as(
@@ -75,7 +86,9 @@ def may_follow_as(
     if holder is None or not 0 <= seat < len(seats):
         return False
     stored = seats[seat].get("token")
-    return stored is not None and hmac.compare_digest(stored, holder)
+    if stored is None or seats[seat].get("bot"):  # left, or resigned: a bot plays it
+        return False
+    return hmac.compare_digest(stored, holder)
 
 
 def ends_following(event: Mapping[str, Any], seat: int | None, since: int) -> bool:
@@ -98,6 +111,17 @@ def private_to(event: Mapping[str, Any], seat: int | None) -> bool:
 
 
 # -- doing -----------------------------------------------------------------------
+def acts_now(match: Match, status: str, seat: int | None, to_act: list[int]) -> bool:
+    """Whether ``seat`` is to act now, so that its legal actions are listed
+    (they show its hand): never a spectator's, nor a resigned seat's."""
+    return (
+        status == "active"
+        and seat is not None
+        and seat not in match.get("resigned", ())
+        and seat in to_act
+    )
+
+
 def check_act(match: Match, status: str, seat: int, to_act: list[int]) -> None:
     """``seat`` may play an action now in ``match`` (of ``status``)."""
     if status == "waiting":

@@ -63,11 +63,11 @@ def present(
     state = match["state"]
     status = status_of(game, match)
     if legal:
-        to_act = status == "active" and seat is not None and seat in game.to_act(state)
+        to_act = access.acts_now(match, status, seat, game.to_act(state))
         return present(game, match, version, seat) | {
             "legal_actions": game.legal_actions(state, seat) if to_act else []
         }
-    seen_as = access.sees_as(status, seat)
+    seen_as = access.sees_as(match, status, seat)
     return {
         "id": match["id"],
         "game": match["game"],
@@ -119,8 +119,9 @@ class Matches:
         loaded = self.load(game, match_id)
         seat = self.seat_for(loaded, token)
         state = loaded.match["state"]
-        active = status_of(game, loaded.match) == "active"
-        actions = game.legal_actions(state, seat) if active and seat in game.to_act(state) else []
+        status = status_of(game, loaded.match)
+        to_act = access.acts_now(loaded.match, status, seat, game.to_act(state))
+        actions = game.legal_actions(state, seat) if to_act else []
         return {"version": loaded.version, "seat": seat, "actions": actions}
 
     def record(self, game: Game, match_id: str) -> dict[str, Any]:
@@ -149,7 +150,7 @@ class Matches:
         """A follower's watch of the match as the caller (the token's seat as
         of now: a later change of its holder ends it), and whether it is over."""
         loaded = self.load(game, match_id)
-        seat = self.seat_for(loaded, token)
+        seat = access.follows_as(loaded.match, self.seat_for(loaded, token))
         watch = Watch(game, match_id, seat, after, since=loaded.version)
         return watch, status_of(game, loaded.match) == "finished"
 

@@ -181,6 +181,15 @@ def release(client: Any, ticket: str, holder: str) -> None:
 def follows_of(matches: Any, wanted: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Check each wanted match and token: what a ticket for them follows."""
     follows = []
+    named = [(item["game"], item["match"]) for item in wanted]
+    if len(set(named)) < len(named):
+        # one follower per match and stream: a second would be fed nothing
+        raise Problem(
+            422,
+            "invalid_request",
+            "a ticket follows each match once; to follow two seats of one match, "
+            "take a ticket for each",
+        )
     for item in wanted:
         game = GAMES.get(item["game"])
         if game is None:

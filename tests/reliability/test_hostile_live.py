@@ -429,3 +429,56 @@ def test_a_browser_eventsource_as_a_seat_stops_for_good_when_the_seat_changes_ha
         page.close()
     assert got[-1]["type"] == "seat_left" and got[-1]["seat"] == 1, got[-3:]
     assert not [e for e in got if e["type"] == "action"]
+
+
+# -- the adversary's second round -------------------------------------------------
+def test_a_ticket_follows_each_match_once(live):
+    """A multi-match ticket naming one match twice (a hot-seat page following
+    both seats of a table): one entry got no events, the stream outlived the
+    match, and a stolen used ticket replayed the stuck entry's past."""
+    api = Lifecycle(live.base)
+    created = api.create("ducale", {"players": [{"name": "A"}, {"name": "B"}]}).json()
+    a, b = (s["token"] for s in created["seats"])
+    body = {
+        "matches": [
+            {"game": "ducale", "match": created["id"], "token": a},
+            {"game": "ducale", "match": created["id"], "token": b},
+        ]
+    }
+    answer = requests.post(live.url("/v1/stream-tickets"), json=body, timeout=10)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["code"] == "invalid_request"
+
+
+def test_a_resigned_seat_sees_and_follows_as_a_spectator(live):
+    """A resigner in a three-seat Ducale kept its seat's view and stream: it
+    could tell another player every card the bot that plays its seat drew.
+    Resigning gives the seat to a bot: what the seat's holder had stops, as
+    when a seat is left (its stream ends at its 'resigned', its tickets get
+    401); it sees and follows on as a spectator."""
+    api = Lifecycle(live.base)
+    players = [{"name": "A"}, {"name": "B"}, {"name": "C"}]
+    created = api.create("ducale", {"players": players}).json()
+    match_id, tokens = created["id"], [s["token"] for s in created["seats"]]
+    url = live.url(f"/v1/games/ducale/matches/{match_id}/stream")
+    ticket = requests.post(url + "-tickets", headers=bearer(tokens[0]), timeout=10).json()
+    stream = Reader(requests.get(url, headers=bearer(tokens[0]), stream=True, timeout=30))
+    stream.until(lambda events: events)
+    assert api.resign("ducale", match_id, tokens[0]).status_code == 200
+    assert stream.ended.wait(10), "the resigned seat's stream went on"
+    assert stream.events[-1][1]["type"] == "resigned"
+    spectator = api.get("ducale", match_id).json()
+    seen = api.get("ducale", match_id, tokens[0]).json()
+    assert seen["your_seat"] == 0 and seen["view"] == spectator["view"]
+    for _ in range(30):  # until the bot is to act for seat 0: its hand is not listed
+        if 0 in api.get("ducale", match_id).json()["to_act"]:
+            break
+        to_act = api.get("ducale", match_id).json()["to_act"][0]
+        legal = api.legal("ducale", match_id, tokens[to_act]).json()["actions"]
+        api.act("ducale", match_id, tokens[to_act], legal[0])
+    assert api.legal("ducale", match_id, tokens[0]).json()["actions"] == []
+    with requests.get(live.url(ticket["stream"]), stream=True, timeout=10) as opened:
+        assert opened.status_code == 401, "a ticket taken before resigning follows as the seat"
+    after = api.events("ducale", match_id, tokens[0]).json()["events"]
+    spectators = api.events("ducale", match_id).json()["events"]  # a worker may play on
+    assert after == spectators[: len(after)]
