@@ -9,8 +9,10 @@ Every read and write path asks this module, and nothing else decides:
 - whose secrets a view, its legal actions and the events show:
   ``sees_as``. Before the match starts, nobody's: a seat may still change
   hands then (leave, join), so whoever holds it now must not see the hand,
-  pile or objective that the next holder would play. From the start on,
-  a seat sees its own;
+  pile or objective that the next holder would play. From the start on, a
+  seat sees its own, until it resigns (a bot plays it then). Outside
+  readers (webhooks, the lobby, records) see what a spectator sees
+  (``OUTSIDE_READER``, ``check_record``);
 - which seat may act, join, leave, resign, abort or ask for a rematch:
   the ``check_*`` functions, each refusing with the Problem a client sees;
 - whether a follower (event stream, stream ticket, long poll) may go on
@@ -56,6 +58,18 @@ def sees_as(match: Match, status: str, seat: int | None) -> int | None:
     if status == "waiting" or seat in match.get("resigned", ()):
         return None
     return seat
+
+
+# Outside readers see what a spectator sees: a webhook's receiver (the
+# events it is sent), the lobby (public seats), and anyone reading a record.
+OUTSIDE_READER = None
+
+
+def check_record(status: str) -> None:
+    """Anyone may read a match's record, once the match is over (it reveals
+    the seed, every action and the outcome)."""
+    if status != "finished":
+        raise Problem(409, "match_not_over", "a match's record is readable once the match is over")
 
 
 # -- following ------------------------------------------------------------------

@@ -128,10 +128,7 @@ class Matches:
         """The whole record of a finished match, for anyone to check and replay."""
         loaded = self.load(game, match_id)
         match = loaded.match
-        if status_of(game, match) != "finished":
-            raise Problem(
-                409, "match_not_over", "a match's record is readable once the match is over"
-            )
+        access.check_record(status_of(game, match))
         log: list[dict[str, Any]] = []
         while page := self.store.events(match_id, len(log), 1000):
             log += page

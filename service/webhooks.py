@@ -70,7 +70,7 @@ from standardwebhooks.webhooks import Webhook
 
 from engines import GAMES
 from engines.core import redact_events
-from service import outbound
+from service import access, outbound
 from service.outages import StoreBackoff, is_store_trouble
 from service.store import log_key
 
@@ -297,7 +297,7 @@ def chosen(hook: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str,
             if wants(hook, YOUR_TURN):
                 carried.append({k: event[k] for k in ("index", "version", "type", "seat")})
         elif wants(hook, event["type"]):
-            carried += redact_events([event], None)
+            carried += redact_events([event], access.OUTSIDE_READER)
     return carried
 
 
