@@ -208,6 +208,7 @@ COVERAGE: dict[str, str | By | CI] = {
     "python -m bench.load --seconds 10 --clients 32 --workers 2 --json PATH": BENCH,
     "python -m bench.streams --streams 10000 --matches 500 --pace 2 --open-pause 1": BENCH,
     "python -m bench.bots --seconds 60": BENCH,
+    "python -m bench.outbound --seconds 45": BENCH,
     ".venv/bin/python -m bench.engines --seconds 4 --json bench-engines.json": BENCH,
     ".venv/bin/python -m bench.load --seconds 10 --clients 32 --workers 2 --json bench-load.json": BENCH,  # noqa: E501
     ".venv/bin/python -m bench.load --seconds 10 --clients 32 --workers 2 --no-rate-limits --json bench-load-nolimits.json": BENCH,  # noqa: E501
