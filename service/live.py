@@ -80,6 +80,20 @@ def catch_up(store: Store, watch: Watch, upto: int | None = None) -> list[Shown]
     return found
 
 
+def first_read(store: Store, watches: Sequence[Watch]) -> list[Shown]:
+    """What followers opened at the cursors a client gave missed. A cursor
+    with nothing after it is at the log's end, or past it: past it, the
+    match's end and a change of the seat's hands would pass unseen (events
+    at or before a cursor are skipped), so it is taken as the end (one more
+    read, for such cursors only)."""
+    asked = [watch.cursor for watch in watches]
+    found = [shown for watch in watches for shown in catch_up(store, watch)]
+    for watch, cursor in zip(watches, asked, strict=True):
+        if cursor > 0 and watch.cursor == cursor:
+            watch.cursor = min(cursor, store.log_end(watch.match_id))
+    return found
+
+
 def take(watch: Watch, shown: list[Encoded]) -> list[Shown]:
     """The shown events past the cursor, up to and with ``match_over``."""
     found = []
@@ -118,7 +132,7 @@ def follow(
     ``caught_up``: the watches have just read the log themselves;
     ``direct``: what sends the batches the hub can while this waits."""
     if not caught_up:
-        yield [shown for watch in watches for shown in catch_up(store, watch)]
+        yield first_read(store, watches)
     if ended(watches):
         return
     follower = Follower((watch.match_id for watch in watches), direct)
@@ -390,7 +404,7 @@ def open_stream(
     shortcut = None
     if out is not None and not framing.multi:
         shortcut = Shortcut(watches[0], out, keeps_floor)
-    first = [shown for watch in watches for shown in catch_up(store, watch)]
+    first = first_read(store, watches)
     for watch, done in zip(watches, finished, strict=True):
         if done:  # a finished match's log is complete: nothing more will come
             watch.over = True

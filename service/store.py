@@ -330,6 +330,11 @@ class Store:
         with contextlib.suppress(redis.RedisError, redis.exceptions.RedisClusterException):
             self.client.nodes_manager.initialize()
 
+    def log_end(self, match_id: str) -> int:
+        """The index of the match's last event (0: none)."""
+        last = self.client.xrevrange(log_key(match_id), "+", "-", count=1)
+        return int(last[0][0].split(b"-")[1]) if last else 0
+
     def events(self, match_id: str, after: int, limit: int) -> list[dict[str, Any]]:
         """Events number ``after + 1`` on, at most ``limit``, each with its
         ``index``. (Nothing here waits: followers wait on the push hub.)"""

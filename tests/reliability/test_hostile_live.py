@@ -485,3 +485,30 @@ def test_a_resigned_seat_sees_and_follows_as_a_spectator(live):
     after = api.events("ducale", match_id, tokens[0]).json()["events"]
     spectators = api.events("ducale", match_id).json()["events"]  # a worker may play on
     assert after == spectators[: len(after)]
+
+
+@pytest.mark.parametrize("ending", ["match_over", "seat_left"])
+def test_a_cursor_past_the_logs_end_still_ends_with_the_match_or_the_seat(live, ending):
+    """A stream opened with ?after=1000 sent nothing (right) but outlived the
+    match's end, and a seat's change of hands: events past 1000 would have
+    gone on as the seat (adversary, round 2)."""
+    api = Lifecycle(live.base)
+    if ending == "match_over":
+        created = api.create("ducale", {"players": [{"name": "A"}, {"name": "B"}]}).json()
+        match_id, token = created["id"], created["seats"][0]["token"]
+    else:
+        match_id, _, token = waiting_match(api, "ducale")
+    url = live.url(f"/v1/games/ducale/matches/{match_id}/stream")
+    stream = Reader(
+        requests.get(url, params={"after": 1000}, headers=bearer(token), stream=True, timeout=30)
+    )
+    time.sleep(0.3)
+    if ending == "match_over":
+        assert api.resign("ducale", match_id, token).status_code == 200
+    else:
+        seat = 1  # waiting_match: A holds seat 1
+        assert api.leave("ducale", match_id, seat, token).status_code == 200
+    assert stream.ended.wait(10), "the stream outlived its " + ending
+    # taken as the log's end: what came after it, the seat's last event
+    last = "resigned" if ending == "match_over" else "seat_left"
+    assert [e["type"] for _, e in stream.events][-1:] == [last]
