@@ -66,6 +66,19 @@ def live(redis_url: str) -> Iterator[LiveServer]:
     server.stop()
 
 
+@pytest.fixture
+def matches(live: LiveServer):
+    """The live server's match logic (service.matches.Matches), for what a
+    worker process does beside it: bot turns, webhook deliveries."""
+    return live.app.extensions["ludotheque.matches"]
+
+
+@pytest.fixture
+def loopback_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outbound calls (webhooks, HTTP bots) to the tests' loopback servers."""
+    monkeypatch.setenv("LUDOTHEQUE_OUTBOUND_ALLOW", "http,127.0.0.0/8,::1")
+
+
 # Debian's Chromium, driven by Playwright for Python (never `playwright install`).
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

@@ -34,7 +34,7 @@ import math
 import random
 from collections import Counter
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -678,6 +678,19 @@ def _sim_take_with_joker(sim: _Sim, seat: Seat, top: str) -> bool:
     return False
 
 
+def _swap_and_remeld(
+    sim: _Sim, seat: Seat, index: int, card: str, with_joker: dict[str, Any]
+) -> None:
+    """Put ``card`` in the place of the joker of the table's meld ``index``,
+    and the freed joker in a new meld with ``with_joker``'s cards of the hand."""
+    hand = sim.hands[seat]
+    sim.table[index] = melds.swap_joker(sim.table[index], card)
+    hand.append(JOKER)
+    for held in with_joker["cards"]:
+        hand.remove(held)
+    sim.meld(seat, with_joker["cards"], with_joker["joker_as"])
+
+
 def _sim_take_into_joker(sim: _Sim, seat: Seat, top: str) -> bool:
     """Take the discard into the place of a joker standing for it, once laid
     down, when the hand can put the joker back at once in a new meld with a
@@ -692,11 +705,7 @@ def _sim_take_into_joker(sim: _Sim, seat: Seat, top: str) -> bool:
         with_joker = _joker_meld([card for card in hand if card != JOKER])
         if with_joker is None:
             return False
-        sim.table[index] = melds.swap_joker(meld, sim.state["discard"].pop())
-        hand.append(JOKER)
-        for card in with_joker["cards"]:
-            hand.remove(card)
-        sim.meld(seat, with_joker["cards"], with_joker["joker_as"])
+        _swap_and_remeld(sim, seat, index, sim.state["discard"].pop(), with_joker)
         return True
     return False
 
@@ -785,11 +794,7 @@ def _sim_swap_joker(sim: _Sim, seat: Seat) -> bool:
         if with_joker is None:
             continue
         hand.remove(slot["as"])
-        sim.table[index] = melds.swap_joker(meld, slot["as"])
-        hand.append(JOKER)
-        for card in with_joker["cards"]:
-            hand.remove(card)
-        sim.meld(seat, with_joker["cards"], with_joker["joker_as"])
+        _swap_and_remeld(sim, seat, index, slot["as"], with_joker)
         return True
     return False
 

@@ -39,16 +39,6 @@ def api(live) -> ApiClient:
     return ApiClient(live.base, live.http)
 
 
-@pytest.fixture
-def matches(live):
-    return live.app.extensions["ludotheque.matches"]
-
-
-@pytest.fixture
-def loopback_allowed(monkeypatch) -> None:
-    monkeypatch.setenv(outbound.ALLOW_ENV, LOOPBACK)
-
-
 @contextmanager
 def running(matches, settings: DeliverySettings = FAST, bots: int = 2) -> Iterator[None]:
     """Bot workers and a webhook deliverer in threads, as worker processes run them."""

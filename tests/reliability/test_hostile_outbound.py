@@ -31,22 +31,11 @@ from tests.api.test_bots import wait_until
 from tests.api.test_webhooks import assert_in_contract, log_of
 
 GAME = "dekal"
-LOOPBACK = "http,127.0.0.0/8,::1"
 
 
 @pytest.fixture
 def api(live) -> ApiClient:
     return ApiClient(live.base, live.http)
-
-
-@pytest.fixture
-def matches(live):
-    return live.app.extensions["ludotheque.matches"]
-
-
-@pytest.fixture
-def loopback_allowed(monkeypatch) -> None:
-    monkeypatch.setenv(outbound.ALLOW_ENV, LOOPBACK)
 
 
 @contextmanager
