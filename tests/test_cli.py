@@ -112,6 +112,7 @@ def test_serve_uses_redis_url_starts_no_server_and_runs_a_bot_worker(tmp_path, r
     # the session's Redis keeps other tests' quotas of 127.0.0.1: not this test's subject
     env = {**os.environ, "REDIS_URL": redis_url, "TMPDIR": str(scratch)}
     env["LUDOTHEQUE_RATE_LIMITS"] = "0"
+    env["LUDOTHEQUE_BOT_SEATS_PER_ADDRESS"] = "0"
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     server = start(tmp_path / "unused", port, env)
     try:
