@@ -1,8 +1,8 @@
 """The floor any Ludothèque request must pay, as a bare Flask app (not a test).
 
 ``bench.load`` serves it under the same gunicorn configuration as the
-service (``service/gunicorn_conf.py``, gevent workers) and the same Redis
-client settings (``service.store.connect``), so that the only difference
+service (``service/server/gunicorn_conf.py``, gevent workers) and the same Redis
+client settings (``service.store.matches.connect``), so that the only difference
 left is the work Ludothèque does on top:
 
 - ``POST /rmw/<n>``: one read-modify-write of a 2 KB JSON value in a single
@@ -10,7 +10,7 @@ left is the work Ludothèque does on top:
   the floor of playing an action;
 - ``GET /get/<n>``: one Redis GET of that value, the floor of reading a match.
 
-Run it as ``gunicorn --config service/gunicorn_conf.py 'bench.baseline_app:create_app()'``
+Run it as ``gunicorn --config service/server/gunicorn_conf.py 'bench.baseline_app:create_app()'``
 with ``REDIS_URL`` set.
 """
 
@@ -21,7 +21,7 @@ import os
 import orjson
 from flask import Flask, Response
 
-from service.store import connect
+from service.store.matches import connect
 
 VALUE_BYTES = 2048
 

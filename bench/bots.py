@@ -49,7 +49,7 @@ from typing import Any
 import requests
 
 from bench.load import redis_server
-from service.embedded import free_port
+from service.store.embedded import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"

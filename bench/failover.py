@@ -46,8 +46,8 @@ import requests
 from redis.cluster import RedisCluster
 
 from engines import GAMES
-from service.matches import engine_options
-from service.store import log_key, match_key
+from service.domain.matches import engine_options
+from service.store.matches import log_key, match_key
 from tests.api.client import ApiClient
 from tests.clusters import Cluster
 from tests.conftest import LiveServer

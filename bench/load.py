@@ -2,7 +2,7 @@
 
 Starts a Redis (``$REDIS_URL`` if it is a loopback one, else a private
 server), ``ludotheque serve --workers N`` (the production gunicorn
-configuration, ``service/gunicorn_conf.py``, gevent workers) and then, under
+configuration, ``service/server/gunicorn_conf.py``, gevent workers) and then, under
 that same configuration, the bare Flask baseline of ``bench/baseline_app.py``.
 K simulated clients, each on its own keep-alive connection, drive them in
 phases of ``--seconds`` each (after a short warm-up):
@@ -57,8 +57,8 @@ import requests
 
 from bench import baseline_app
 from engines import GAMES
-from service.embedded import EmbeddedRedis, free_port
-from service.limits import PREFIX
+from service.http.limits import PREFIX
+from service.store.embedded import EmbeddedRedis, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 GUNICORN_CONF = ROOT / "service" / "gunicorn_conf.py"

@@ -170,9 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["LUDOTHEQUE_OUTBOUND_ALLOW"] = "http,127.0.0.0/8"
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     from service.app import create_app
-    from service.embedded import EmbeddedRedis
-    from service.webhooks import Deliverer, DeliverySettings
-    from service.worker import Worker
+    from service.background.webhooks import Deliverer, DeliverySettings
+    from service.background.worker import Worker
+    from service.store.embedded import EmbeddedRedis
     from tests.api.receivers import DripperFarm
 
     arrived: dict[tuple[str, int], float] = {}

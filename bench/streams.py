@@ -73,7 +73,7 @@ import psutil
 import redis
 import requests
 
-from service.embedded import EmbeddedRedis, free_port
+from service.store.embedded import EmbeddedRedis, free_port
 
 GAME = "dekal"
 PLAYERS = 4

@@ -59,9 +59,9 @@ def main() -> None:
     os.environ["LUDOTHEQUE_BOT_SEATS_PER_ADDRESS"] = "0"  # the quota is not what is measured
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     from service.app import create_app
-    from service.embedded import EmbeddedRedis
-    from service.webhooks import Deliverer, DeliverySettings
-    from service.worker import Worker
+    from service.background.webhooks import Deliverer, DeliverySettings
+    from service.background.worker import Worker
+    from service.store.embedded import EmbeddedRedis
 
     arrived: dict[tuple[str, int], float] = {}  # (match, version) -> first arrival
 

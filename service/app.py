@@ -14,23 +14,23 @@ from flask import Flask
 from flask.json.provider import JSONProvider
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from service.addresses import ClientKeys
-from service.api import LudothequeApi, init_api
-from service.caching import init_caching
-from service.cors import init_cors
-from service.docs import docs
-from service.errors import register_error_handlers
-from service.hardening import Routes, init_hardening
-from service.health import health
-from service.limits import init_limits
-from service.live import Bounds
-from service.matches import Matches, Settings
+from service.background.scheduler import BotLimits, Scheduler
+from service.domain.matches import Matches, Settings
+from service.domain.signing import RecordKeys
+from service.http.addresses import ClientKeys
+from service.http.api import LudothequeApi, init_api
+from service.http.caching import init_caching
+from service.http.cors import init_cors
+from service.http.docs import docs
+from service.http.errors import register_error_handlers
+from service.http.hardening import Routes, init_hardening
+from service.http.health import health
+from service.http.limits import init_limits
+from service.http.play import play
+from service.live.followers import Bounds
 from service.observability import init_observability
-from service.play import play
-from service.quotas import quotas_for
-from service.scheduler import BotLimits, Scheduler
-from service.signing import RecordKeys
-from service.store import Store, connect
+from service.store.matches import Store, connect
+from service.store.quotas import quotas_for
 
 
 class OrjsonProvider(JSONProvider):
@@ -51,7 +51,7 @@ class Ludotheque(Flask):
     with this app's hooks; the answer for a function never changes.
     """
 
-    url_map_class = Routes  # never a redirect naming the request's Host (service.hardening)
+    url_map_class = Routes  # never a redirect naming the request's Host (service.http.hardening)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 import click
 
-from service import outbound
+from service.background import outbound
 
-GUNICORN_CONF = Path(__file__).with_name("gunicorn_conf.py")
+GUNICORN_CONF = Path(__file__).parent / "server" / "gunicorn_conf.py"
 
 # sysexits' EX_CONFIG: a setting is malformed (``check_settings``)
 MALFORMED_SETTING = 78
@@ -246,7 +246,7 @@ def refuse_malformed_settings(environ: Mapping[str, str], set_by_serve: bool = F
 def serve(host: str, port: int, data_dir: str, workers: int, bot_workers: int) -> None:
     """Serve the API under gunicorn and play bot turns in `ludotheque worker`
     processes; without REDIS_URL, start a private Redis too."""
-    from service.embedded import EmbeddedRedis
+    from service.store.embedded import EmbeddedRedis
 
     # Until the servers run, SIGTERM unwinds normally (stopping the embedded Redis).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -258,7 +258,7 @@ def serve(host: str, port: int, data_dir: str, workers: int, bot_workers: int) -
     with EmbeddedRedis(data_dir) as url:
         os.environ["REDIS_URL"] = url
         if "LUDOTHEQUE_RECORD_KEY_FILE" not in os.environ:  # records' key, kept beside the AOF
-            from service.signing import ensure_key_file
+            from service.domain.signing import ensure_key_file
 
             os.environ["LUDOTHEQUE_RECORD_KEY_FILE"] = str(ensure_key_file(Path(data_dir)))
         run_servers(bot_workers)
@@ -276,7 +276,7 @@ def run_servers(bot_workers: int = 1) -> None:
     (gevent patches gunicorn before any import) in a session of its own, so
     that Ctrl-C reaches only this process, which stops them gracefully
     (SIGTERM) and waits for them. The bot workers share one queue in Redis
-    (``service.scheduler``)."""
+    (``service.background.scheduler``)."""
     commands = [
         [sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONF)],
         *[[sys.executable, "-m", "service.cli", "worker"]] * bot_workers,
@@ -310,8 +310,8 @@ def run_servers(bot_workers: int = 1) -> None:
 )
 def worker(budget_ms: int) -> None:
     """Play bot turns and expired turn clocks (REDIS_URL required)."""
+    from service.background.worker import run_worker
     from service.observability import configure_logging
-    from service.worker import run_worker
 
     configure_logging()
     run_worker(budget_ms / 1000)
@@ -354,8 +354,8 @@ def verify(record: click.utils.LazyFile, key: str | None, server: str | None) ->
     and all lead to the recorded outcome. The public key comes from --key
     (offline), --server, else $LUDOTHEQUE_RECORD_KEY_FILE or ./data's key
     (`ludotheque serve`'s own). Exit status 0 only when all holds."""
-    from service.fairness import verify as check
-    from service.signing import load_record
+    from service.domain.fairness import verify as check
+    from service.domain.signing import load_record
 
     public = record_public_key(key, server)
     try:
@@ -380,7 +380,7 @@ def verify(record: click.utils.LazyFile, key: str | None, server: str | None) ->
 
 def record_public_key(key: str | None, server: str | None) -> bytes:
     """The public key to check a record's signature with (``verify``)."""
-    from service.signing import KEY_FILE, parse_public_key
+    from service.domain.signing import KEY_FILE, parse_public_key
 
     if key is not None and server is not None:
         raise click.UsageError("give --key or --server, not both")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import redis
 
-from service.embedded import server_binary
+from service.store.embedded import server_binary
 
 SLOTS = 16384
 

@@ -14,7 +14,7 @@ import requests
 from werkzeug.serving import make_server
 
 from service.app import create_app
-from service.embedded import EmbeddedRedis
+from service.store.embedded import EmbeddedRedis
 
 
 @pytest.fixture(scope="session")
@@ -68,7 +68,7 @@ def live(redis_url: str) -> Iterator[LiveServer]:
 
 @pytest.fixture
 def matches(live: LiveServer):
-    """The live server's match logic (service.matches.Matches), for what a
+    """The live server's match logic (service.domain.matches.Matches), for what a
     worker process does beside it: bot turns, webhook deliveries."""
     return live.app.extensions["ludotheque.matches"]
 

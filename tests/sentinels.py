@@ -10,7 +10,7 @@ from pathlib import Path
 
 import redis
 
-from service.embedded import free_port, server_binary
+from service.store.embedded import free_port, server_binary
 from tests.clusters import end, start_server, wait_for, wait_ping
 
 SERVICE = "mymaster"

@@ -24,10 +24,10 @@ import pytest
 import redis
 import requests
 
-from service.embedded import EmbeddedRedis, free_port
-from service.matches import Matches
-from service.scheduler import LEASES, READY_BOTS, READY_PEOPLE, live_key
-from service.store import match_key
+from service.background.scheduler import LEASES, READY_BOTS, READY_PEOPLE, live_key
+from service.domain.matches import Matches
+from service.store.embedded import EmbeddedRedis, free_port
+from service.store.matches import match_key
 from tests.conftest import LiveServer
 
 GAME = "dekal"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from service.embedded import free_port
-from service.worker import Worker
+from service.background.worker import Worker
+from service.store.embedded import free_port
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
 

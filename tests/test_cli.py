@@ -19,8 +19,8 @@ import yaml
 
 from service.app import ENVIRONMENT
 from service.cli import MALFORMED_SETTING, SETTINGS, check_settings
-from service.embedded import free_port
-from service.signing import from_pem
+from service.domain.signing import from_pem
+from service.store.embedded import free_port
 
 LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from engines import GAMES
-from service.worker import Worker
+from service.background.worker import Worker
 from tests.api.client import ApiClient
 from tests.api.test_play import play_random
 from tests.clusters import SLOTS, Cluster

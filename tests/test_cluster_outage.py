@@ -11,7 +11,7 @@ import time
 
 from redis.cluster import RedisCluster
 
-from service.worker import Worker
+from service.background.worker import Worker
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem, replay_from_log
 from tests.clusters import Cluster

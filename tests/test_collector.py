@@ -1,4 +1,4 @@
-"""The workers' garbage collector (service.collector): full collections
+"""The workers' garbage collector (service.server.collector): full collections
 rare under a stream-holding load, young cycles still reclaimed.
 
 Each case runs in a fresh interpreter, so that this test process's own
@@ -14,7 +14,7 @@ import sys
 # behind was reclaimed without an explicit collection.
 WORKER = """
 import collections, gc, sys, weakref
-from service import collector
+from service.server import collector
 
 if sys.argv[1] == "settled":
     collector.settle()

@@ -18,7 +18,7 @@ import redis
 import requests
 
 from bench.failover import logged_actions, replays
-from service.embedded import appendfsync, free_port
+from service.store.embedded import appendfsync, free_port
 from tests.api.client import ApiClient
 from tests.test_cli import start
 

@@ -1,8 +1,8 @@
-"""How resigned seats rank in a played-out outcome (service/endings.py)."""
+"""How resigned seats rank in a played-out outcome (service/domain/endings.py)."""
 
 from __future__ import annotations
 
-from service.endings import ended_early, rank_resigned_last
+from service.domain.endings import ended_early, rank_resigned_last
 
 
 def test_a_resigned_seat_the_bot_led_to_victory_ranks_last_lowest_score_wins():

@@ -1,7 +1,7 @@
 """`ludotheque serve` keeps an idle connection for the client's next request
 for ``LUDOTHEQUE_KEEPALIVE_S`` (5 by default): a person playing a turn every
 few seconds keeps one connection, and each answer's head and body arrive
-together (``service.wire``)."""
+together (``service.server.wire``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from service.embedded import free_port
+from service.store.embedded import free_port
 from tests.test_cli import interrupt, start
 
 

@@ -11,7 +11,7 @@ import time
 import redis
 
 from engines import GAMES
-from service.embedded import EmbeddedRedis, free_port
+from service.store.embedded import EmbeddedRedis, free_port
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem, replay_from_log
 from tests.api.test_live import sse_events

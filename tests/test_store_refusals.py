@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from service.embedded import EmbeddedRedis
-from service.outages import is_store_trouble
+from service.store.embedded import EmbeddedRedis
+from service.store.outages import is_store_trouble
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem
 from tests.conftest import LiveServer

@@ -1,5 +1,5 @@
 """Under ``ludotheque serve`` (gevent), the push hub writes an event to an
-idle one-match stream's socket itself (``service.live.Shortcut``), and the
+idle one-match stream's socket itself (``service.live.followers.Shortcut``), and the
 stream's greenlet only sends what the socket did not take, gaps, the end
 and keep-alives. Whatever the client's pace, every stream still gets every
 event it may see, in order, once, and ends after ``match_over``."""
@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from service.embedded import free_port
+from service.store.embedded import free_port
 from tests.api.client import ApiClient
 from tests.api.test_live import GAME, all_events, new, play_to_the_end
 from tests.test_cli import interrupt, start

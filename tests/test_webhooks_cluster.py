@@ -3,7 +3,7 @@ queue lives in a slot of its own, each match's cursor in the match's slot."""
 
 from __future__ import annotations
 
-from service import outbound, webhooks
+from service.background import outbound, webhooks
 from tests.api.client import ApiClient
 from tests.api.receivers import BotServer, WebhookReceiver
 from tests.api.test_bots import wait_until

@@ -1,4 +1,4 @@
-"""gunicorn's answers with ``service.wire``: the head goes out with the first
+"""gunicorn's answers with ``service.server.wire``: the head goes out with the first
 body bytes, in one write, and the bytes on the wire are the same as before.
 
 Each test parses a real request from a socket pair with gunicorn's own
@@ -19,7 +19,7 @@ from gunicorn import http
 from gunicorn.config import Config
 from gunicorn.http import wsgi
 
-from service import wire
+from service.server import wire
 
 
 class Counting(socket.socket):

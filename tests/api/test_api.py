@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 from engines import GAMES
-from service.matches import engine_options
-from service.store import log_key, match_key
+from service.domain.matches import engine_options
+from service.store.matches import log_key, match_key
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
 from tests.engines.conformance import new_match

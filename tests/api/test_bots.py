@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.matches import Matches
-from service.scheduler import LEASES, READY_BOTS, READY_PEOPLE, TIMERS
-from service.store import match_key
-from service.worker import Worker
+from service.background.scheduler import LEASES, READY_BOTS, READY_PEOPLE, TIMERS
+from service.background.worker import Worker
+from service.domain.matches import Matches
+from service.store.matches import match_key
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem, replay_from_log
 

@@ -1,6 +1,6 @@
 """Provably fair deals, over HTTP: a seed commitment from creation on, the
 seed and salt revealed with the outcome, the record readable by anyone
-after the end, and `ludotheque verify` (or `service.fairness.verify`)
+after the end, and `ludotheque verify` (or `service.domain.fairness.verify`)
 catching every tampering with it."""
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import orjson
 import pytest
 
 from engines import GAMES
-from service.api import game_schemas, record_schema
 from service.app import create_app
-from service.endings import ended_early
-from service.fairness import commitment, verify
-from service.signing import from_pem, new_pem, sign
-from service.store import match_key
+from service.domain.endings import ended_early
+from service.domain.fairness import commitment, verify
+from service.domain.signing import from_pem, new_pem, sign
+from service.http.api import game_schemas, record_schema
+from service.store.matches import match_key
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
 from tests.engines.conformance import new_match

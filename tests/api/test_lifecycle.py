@@ -15,10 +15,10 @@ import pytest
 import redis
 
 from engines import GAMES
-from service.endings import RESIGNED_BOT
-from service.fairness import REVEALED, verify
-from service.store import match_key
-from service.worker import Worker
+from service.background.worker import Worker
+from service.domain.endings import RESIGNED_BOT
+from service.domain.fairness import REVEALED, verify
+from service.store.matches import match_key
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
 

@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from engines import GAMES
-from service.access import ends_following, may_follow_as, private_to
+from service.domain.access import ends_following, may_follow_as, private_to
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
 from tests.engines.conformance import new_match
@@ -163,7 +163,7 @@ def test_long_poll_times_out_with_no_events(api):
 
 
 def test_a_follower_follows_as_a_seat_only_while_its_token_holds_it():
-    """service.access's following rules, as the streams and long polls use them."""
+    """service.domain.access's following rules, as the streams and long polls use them."""
     seats = [{"token": "h0"}, {"token": None}, {"token": "h2"}]
     assert may_follow_as(seats, None, None)  # a spectator: anyone
     assert may_follow_as(seats, 0, "h0")

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from service.app import create_app
-from service.docs import ASSETS
+from service.http.docs import ASSETS
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
 
@@ -24,14 +24,14 @@ def api(live) -> ApiClient:
 def test_readiness_says_only_not_ready_and_logs_why(caplog):
     down = LiveServer({"REDIS_URL": "redis://127.0.0.1:1/0"})
     try:
-        with caplog.at_level(logging.WARNING, logger="service.health"):
+        with caplog.at_level(logging.WARNING, logger="service.http.health"):
             answer = down.http.get(down.url("/readyz"))
     finally:
         down.stop()
     assert answer.status_code == 503 and answer.json()["detail"] == "not ready"
     assert "127.0.0.1" not in answer.text and "6379" not in answer.text
     assert "Error" not in answer.text and "refused" not in answer.text.lower()
-    logged = [r for r in caplog.records if r.name == "service.health"]
+    logged = [r for r in caplog.records if r.name == "service.http.health"]
     assert logged and logged[0].exc_info is not None  # the cause, for the operator
 
 

@@ -13,7 +13,7 @@ import pytest
 import redis
 from pythonjsonlogger.json import JsonFormatter
 
-from service.limits import PREFIX
+from service.http.limits import PREFIX
 from service.observability import RequestIdFilter
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem

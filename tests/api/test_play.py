@@ -14,7 +14,7 @@ import pytest
 
 from engines import GAMES
 from engines.core import Game, visible_to
-from service.store import log_key
+from service.store.matches import log_key
 from tests.api.client import ApiClient
 from tests.engines.conformance import new_match
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from service.docs import CONTENT_SECURITY_POLICY
-from service.play import ASSETS
+from service.http.docs import CONTENT_SECURITY_POLICY
+from service.http.play import ASSETS
 
 ROOT = Path(__file__).parents[2]
 FILES = sorted(p.relative_to(ASSETS).as_posix() for p in ASSETS.rglob("*") if p.is_file())

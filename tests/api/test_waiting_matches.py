@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
-from service.addresses import client_key
+from service.http.addresses import client_key
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
 
@@ -23,7 +23,7 @@ class Address:
 
     def __init__(self, base: str) -> None:
         self.api = ApiClient(base)
-        # a /64 of its own: an IPv6 client is counted per /64 (service.addresses)
+        # a /64 of its own: an IPv6 client is counted per /64 (service.http.addresses)
         self.api.http.headers["X-Forwarded-For"] = f"2001:db8:{uuid.uuid4().hex[:4]}::1"
 
     def create(self, body: dict) -> tuple[int, dict]:

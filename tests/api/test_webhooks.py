@@ -19,10 +19,10 @@ import orjson
 import pytest
 
 from engines.core import redact_events
-from service import outbound, webhooks
-from service.store import log_key
-from service.webhooks import Deliverer, DeliverySettings
-from service.worker import Worker
+from service.background import outbound, webhooks
+from service.background.webhooks import Deliverer, DeliverySettings
+from service.background.worker import Worker
+from service.store.matches import log_key
 from tests.api.client import ApiClient
 from tests.api.receivers import BotServer, WebhookReceiver
 from tests.api.test_api import assert_problem

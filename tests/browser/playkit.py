@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from service.worker import Worker
+from service.background.worker import Worker
 from tests.conftest import LiveServer
 
 ARTIFACTS = Path(__file__).with_name("artifacts")

@@ -15,8 +15,8 @@ import pytest
 
 from engines import GAMES
 from engines.core import Game, redact_events
-from service import fairness
-from service.matches import apply_logged, public_seats
+from service.domain import fairness
+from service.domain.matches import apply_logged, public_seats
 from tests.contract.conformance import contract, errors, fast_validator
 
 MATCHES = 1000  # per game at least, unless the time budget runs out first

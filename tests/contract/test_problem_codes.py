@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from service.errors import CODES, HTTP_CODES
+from service.http.errors import CODES, HTTP_CODES
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem
 from tests.conftest import LiveServer

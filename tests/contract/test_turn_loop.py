@@ -16,7 +16,7 @@ import requests
 
 from engines import GAMES
 from engines.ai import choose_action
-from service.worker import Worker
+from service.background.worker import Worker
 from tests.conftest import LiveServer
 
 DEADLINE_S = 900  # a bound, not a measure: the match takes far less

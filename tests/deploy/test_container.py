@@ -27,7 +27,7 @@ import pytest
 import requests
 import yaml
 
-from service.embedded import free_port
+from service.store.embedded import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE_PREFIX = "/opt/ludotheque"

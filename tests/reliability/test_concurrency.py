@@ -15,8 +15,8 @@ import pytest
 import requests
 
 from engines import GAMES
-from service.matches import CLOCK_OPTION
-from service.store import log_key, match_key
+from service.domain.matches import CLOCK_OPTION
+from service.store.matches import log_key, match_key
 from tests.api.client import ApiClient
 from tests.engines.conformance import new_match
 

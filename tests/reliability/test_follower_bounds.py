@@ -10,7 +10,7 @@ from contextlib import ExitStack
 
 import requests
 
-from service.embedded import free_port
+from service.store.embedded import free_port
 from tests.api.client import ApiClient
 from tests.api.test_live import new, sse_events
 from tests.conftest import LiveServer

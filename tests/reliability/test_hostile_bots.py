@@ -23,8 +23,8 @@ import pytest
 import redis
 import requests
 
-from service.embedded import EmbeddedRedis
-from service.worker import Worker
+from service.background.worker import Worker
+from service.store.embedded import EmbeddedRedis
 from tests.conftest import LiveServer
 
 GAME = "dekal"

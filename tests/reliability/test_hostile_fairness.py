@@ -20,8 +20,8 @@ import orjson
 import pytest
 
 from engines import GAMES
-from service.fairness import verify
-from service.store import match_key
+from service.domain.fairness import verify
+from service.store.matches import match_key
 from tests.api.client import ApiClient
 from tests.engines.conformance import new_match
 from tests.reliability.test_secrets import hidden_cards

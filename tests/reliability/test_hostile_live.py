@@ -26,7 +26,7 @@ import orjson
 import pytest
 import requests
 
-from service.embedded import free_port
+from service.store.embedded import free_port
 from tests.api.test_lifecycle import Lifecycle
 from tests.conftest import LiveServer
 from tests.test_cli import interrupt, start
@@ -34,7 +34,7 @@ from tests.test_cli import interrupt, start
 
 class Served:
     """``ludotheque serve`` (gunicorn, gevent): there the push hub writes a
-    batch to an idle stream's socket itself (``service.live.Shortcut``)."""
+    batch to an idle stream's socket itself (``service.live.followers.Shortcut``)."""
 
     def __init__(self, base: str) -> None:
         self.base = base

@@ -21,10 +21,10 @@ from contextlib import contextmanager
 
 import pytest
 
-from service import outbound
-from service.store import log_key
-from service.webhooks import Deliverer, DeliverySettings
-from service.worker import Worker
+from service.background import outbound
+from service.background.webhooks import Deliverer, DeliverySettings
+from service.background.worker import Worker
+from service.store.matches import log_key
 from tests.api.client import ApiClient
 from tests.api.receivers import BotServer, Dripper, DripperFarm, WebhookReceiver
 from tests.api.test_bots import wait_until

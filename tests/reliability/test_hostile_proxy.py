@@ -24,7 +24,7 @@ from contextlib import ExitStack
 import pytest
 import requests
 
-from service.addresses import client_key
+from service.http.addresses import client_key
 from tests.conftest import LiveServer
 
 HOSTILE_HOST = "attacker.example"

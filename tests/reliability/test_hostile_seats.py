@@ -251,7 +251,7 @@ def test_a_strangers_rematch_does_not_carry_the_creators_webhook(live, monkeypat
     """Anyone in a seat could rematch (and abort, and rematch...) a match
     whose creator set a webhook: each new match delivered to the creator's
     receiver, a match the creator never made."""
-    from service import outbound
+    from service.background import outbound
 
     monkeypatch.setenv(outbound.ALLOW_ENV, "http,127.0.0.0/8,::1")
     creator = client(live, "198.51.100.10")  # the test server trusts no proxy: one address

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from service.embedded import free_port
+from service.store.embedded import free_port
 from tests.test_cli import interrupt, start
 
 

@@ -93,7 +93,7 @@ def test_playing_an_action_costs_one_round_trip_or_two(redis_url, round_trips, r
 
 
 def test_a_process_remembers_the_last_matches_it_saw_and_no_more(redis_url, monkeypatch):
-    from service import store as store_module
+    from service.store import matches as store_module
 
     monkeypatch.setattr(store_module, "REMEMBERED", 2)
     app = app_for(redis_url, False)

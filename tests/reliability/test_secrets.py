@@ -20,7 +20,7 @@ import pytest
 
 from engines import GAMES
 from engines.core import State
-from service.store import log_key, match_key
+from service.store.matches import log_key, match_key
 from tests.api.client import ApiClient
 from tests.engines.conformance import new_match
 

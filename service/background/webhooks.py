@@ -1,0 +1,589 @@
+"""Webhooks: a match calls a URL with its events (docs/webhooks.md).
+
+A match created with ``{"webhook": {"url": .., "events": [..]}}`` gets a
+secret (shown once, in the creation answer). Its log, the match's single
+source of truth, is delivered in order: each delivery is a POST of
+``{"match_id", "game", "first", "last", "events"}`` where ``events`` are
+the log entries ``first..last`` a spectator may see, of the chosen types,
+each with its ``index``, plus the ``your_turn`` notices (``{"seat": n}``
+only). It is signed the Standard Webhooks way (``webhook-id``,
+``webhook-timestamp``, ``webhook-signature``: HMAC-SHA256 over
+``id.timestamp.body``).
+
+Where the work is: Redis. The first lane ``ludotheque:{hooks}:due`` (a
+sorted set in a slot of its own, scored by when a match's next delivery is
+due) names the matches with something to deliver; each match's cursor (the
+last index its receiver acknowledged) and failure count live in
+``m:{id}:hook``, in the match's own slot. A worker leases a match from the
+queue (its score moves past the lease, so that a dead worker's match comes
+due again), delivers from the cursor, moves the cursor only after a 2xx, and
+so delivers every event at least once and in order; one delivery at a time
+per match, any number of workers. A receiver that fails is retried with
+exponential backoff and jitter in a second lane (``ludotheque:{hooks}:retry``)
+served by threads of its own, and its other matches join it there while it
+is marked as failing (``down_key``), so that it slows nobody else's
+deliveries; failing for ``give_up_s`` in a row it is given up on: the match
+says so (``webhook.given_up``, a ``webhook_given_up`` event whose reason
+is ``call_failed``: why is for the log, never for the match's readers) and
+so do the metrics.
+
+A lane's thread never waits on a receiver for long: each call is made by a
+small pool of threads that only do HTTP, and a call not answered within
+``patience_s`` goes on there while the lane's thread moves on. Its receiver
+is marked as failing meanwhile (its other matches wait in the retry lane),
+its match stays leased in the retry lane, and the call's outcome is settled
+by whichever lane thread looks next. At most ``in_flight`` calls per
+process, one per receiver in the background: a receiver that never answers
+costs each lane a patience per ``down_s``, not a delivery timeout.
+
+A lane's thread waits the patience only for a receiver known to answer
+within it (``known_key``: it did lately). A first contact goes to the
+background at once, its match leased where it is and its receiver's other
+matches postponed until it is settled: answered in time, the receiver is
+known and its match goes on in the first lane; late, it is slow, as
+above. So new receivers that drip, however many, cost the lanes nothing:
+waiting a patience for each, 16 of them held both first-lane threads for
+2 s (issue 31).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import os
+import queue
+import random
+import secrets
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as NotYet
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+from prometheus_client import Counter
+from standardwebhooks.webhooks import Webhook
+
+from engines import GAMES
+from engines.core import redact_events
+from service.background import outbound
+from service.domain import access
+from service.store.matches import log_key
+from service.store.outages import StoreBackoff, is_store_trouble
+
+log = logging.getLogger(__name__)
+
+# Two lanes in one slot: matches whose receiver answered its last delivery
+# (or has had none yet), and matches waiting to retry one that failed, each
+# served by threads of its own, so that failing receivers cost the first
+# lane one attempt per failure streak and wait in the second.
+QUEUE_KEY = "ludotheque:{hooks}:due"
+RETRY_KEY = "ludotheque:{hooks}:retry"
+ALL = "all"
+YOUR_TURN = "your_turn"
+BATCH = 100  # log entries per delivery, at most
+
+# KEYS: the queue. ARGV: now, lease seconds. Takes the first match due by
+# now and pushes it back by the lease, so that if its taker dies the match
+# comes due again.
+CLAIM = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
+if #due == 0 then
+  return false
+end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), due[1])
+return due[1]
+"""
+
+# KEYS: the first lane, the retry lane. ARGV: now, the match. Queue the
+# match in the first lane, due now, unless it is in either lane already
+# (leased, or waiting for a retry: its time and lane stand).
+ENQUEUE = """
+if redis.call('ZSCORE', KEYS[1], ARGV[2]) or redis.call('ZSCORE', KEYS[2], ARGV[2]) then
+  return 0
+end
+return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+"""
+
+# KEYS: the first lane, the retry lane. ARGV: when, the match. Move the
+# match to the retry lane, due at ``when`` (a retry, or its lease there).
+TO_RETRY = """
+redis.call('ZREM', KEYS[1], ARGV[2])
+return redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+"""
+
+DELIVERIES = Counter(
+    "ludotheque_webhook_deliveries_total",
+    "Webhook delivery attempts by result (delivered, failed and why)",
+    ["result"],
+)
+GIVEN_UP = Counter(
+    "ludotheque_webhooks_given_up_total", "Webhook receivers given up on after failing too long"
+)
+SLOW = Counter(
+    "ludotheque_webhook_calls_backgrounded_total",
+    "Webhook calls not answered within the patience, finished in the background",
+)
+
+
+@dataclass(frozen=True)
+class DeliverySettings:
+    base_s: float = 1.0  # first retry within this long; doubling on each failure
+    cap_s: float = 600.0  # a retry waits at most this long
+    give_up_s: float = 24 * 3600.0  # failing this long in a row: given up
+    timeout_s: float = 5.0  # per delivery, connecting included
+    lease_s: float = 60.0  # a claimed match comes due again after this long (> 2 timeouts)
+    # deliveries in flight per worker process, first lane, and retries: each idle
+    # thread may hold a pooled Redis connection, and a deployment counts them all
+    threads: int = 2
+    retry_threads: int = 1
+    down_s: float = 30  # a receiver that failed: its other matches wait with the retries
+    patience_s: float = 0.25  # a call not answered by then goes on in the background
+    known_s: float = 24 * 3600.0  # a receiver that answered within the patience is waited for
+    # calls per process at once (threads that only do HTTP): enough that the
+    # receivers that are slow to answer (one call each) leave room for the others
+    in_flight: int = 64
+
+    @classmethod
+    def from_env(cls) -> DeliverySettings:
+        """Defaults, less what LUDOTHEQUE_WEBHOOK_GIVE_UP_S, _THREADS,
+        _RETRY_THREADS, _CALLS and _LEASE_S say (a lease longer than two
+        delivery timeouts)."""
+        return cls(
+            give_up_s=float(os.environ.get("LUDOTHEQUE_WEBHOOK_GIVE_UP_S", cls.give_up_s)),
+            threads=int(os.environ.get("LUDOTHEQUE_WEBHOOK_THREADS", cls.threads)),
+            retry_threads=int(
+                os.environ.get("LUDOTHEQUE_WEBHOOK_RETRY_THREADS", cls.retry_threads)
+            ),
+            lease_s=float(os.environ.get("LUDOTHEQUE_WEBHOOK_LEASE_S", cls.lease_s)),
+            in_flight=int(os.environ.get("LUDOTHEQUE_WEBHOOK_CALLS", cls.in_flight)),
+        )
+
+
+@dataclass(frozen=True)
+class Background:
+    """A delivery going on in the background: its match, its receiver's
+    down key, the range it carries, the call, and whether it is a first
+    contact (``probe``: the receiver was not known to answer in time)
+    started at ``started`` (``time.monotonic()``)."""
+
+    match: dict[str, Any]
+    receiver: str
+    first: int
+    last: int
+    call: Future[outbound.Answer]
+    probe: bool = False
+    started: float = 0.0
+    ended: list[float] = field(default_factory=list)  # when the call ended, once it has
+
+    def took_s(self) -> float:
+        return (self.ended[0] if self.ended else time.monotonic()) - self.started
+
+
+def hook_key(match_id: str) -> str:
+    return f"m:{{{match_id}}}:hook"
+
+
+def known_key(receiver: str) -> str:
+    """Where a receiver (by its down key) is marked as known to answer within
+    the patience: only such a receiver is waited for in the first lane."""
+    return receiver.replace(":down:", ":known:", 1)
+
+
+def down_key(url: str) -> str:
+    """Where a receiver (scheme, host and port) is marked as failing lately."""
+    parts = urlsplit(url)
+    receiver = f"{parts.scheme}://{(parts.hostname or '').lower()}:{parts.port or ''}"
+    return "ludotheque:{hooks}:down:" + hashlib.sha256(receiver.encode()).hexdigest()[:32]
+
+
+def new_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def signed_headers(secret: str, message_id: str, body: bytes) -> dict[str, str]:
+    """The Standard Webhooks headers for ``body``, signed now."""
+    now = datetime.now(tz=UTC)
+    signature = Webhook(secret).sign(message_id, now, body.decode())
+    return {
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": signature,
+    }
+
+
+# -- at creation and on every commit --------------------------------------------
+def configure(
+    match: dict[str, Any], players: list[dict[str, Any]], calls: dict[str, Any]
+) -> str | None:
+    """Give a new ``match`` its webhook and bot deadline from ``calls`` (the
+    creation body's ``webhook`` and ``bot_deadline_s``); return its secret
+    (shown once) when it calls anyone: a webhook or a ``bot_url`` seat."""
+    webhook = calls.get("webhook")
+    if webhook is not None:
+        match["webhook"] = {
+            "url": webhook["url"],
+            "events": webhook["events"],
+            "given_up": False,
+            "notified": [],
+        }
+    if calls.get("bot_deadline_s") is not None:
+        match["bot_deadline_s"] = calls["bot_deadline_s"]
+    if webhook is None and not any("bot_url" in p for p in players):
+        return None
+    match["secret"] = new_secret()
+    return match["secret"]
+
+
+def carried(old: dict[str, Any]) -> dict[str, Any]:
+    """What a rematch keeps of ``old``'s calls: its webhook (afresh), bot
+    deadline and secret, which the creator already holds."""
+    kept: dict[str, Any] = {k: old[k] for k in ("secret", "bot_deadline_s") if k in old}
+    if "webhook" in old:
+        kept["webhook"] = old["webhook"] | {"given_up": False, "notified": []}
+    return kept
+
+
+def shown(match: dict[str, Any]) -> dict[str, Any] | None:
+    """What anyone may know of a match's webhook (never its URL or secret)."""
+    hook = match.get("webhook")
+    if hook is None:
+        return None
+    return {"events": hook["events"], "given_up": hook["given_up"]}
+
+
+def wants(hook: dict[str, Any], kind: str) -> bool:
+    return ALL in hook["events"] or kind in hook["events"]
+
+
+def turn_notices(
+    match: dict[str, Any], to_act: list[int], events: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A ``your_turn`` log entry for each person's seat that has just come to
+    act (it was not to act before this write's ``events``, or it acted in
+    them), if the webhook wants them; shown to nobody (``to: []``) but the
+    webhook, which sends only the seat number."""
+    hook = match.get("webhook")
+    if hook is None or not wants(hook, YOUR_TURN):
+        return []
+    acted = {e["seat"] for e in events if e["type"] == "action"}
+    before = set(hook["notified"]) - acted
+    fresh = [s for s in to_act if s not in before and not match["seats"][s].get("bot")]
+    hook["notified"] = list(to_act)
+    return [{"type": YOUR_TURN, "seat": seat, "to": []} for seat in fresh]
+
+
+def calling(match: dict[str, Any]) -> bool:
+    """Whether ``match`` has a webhook still called."""
+    return "webhook" in match and not match["webhook"]["given_up"]
+
+
+def enqueue(client: Any, match_id: str) -> None:
+    """Something new to deliver in ``match_id``: due now in the first lane,
+    unless it is queued already (leased, or waiting for a retry: its time
+    and lane stand)."""
+    client.register_script(ENQUEUE)(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+
+
+def chosen(hook: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries a delivery carries: what a spectator sees, of the chosen
+    types, and the turn notices with their seat number only."""
+    carried = []
+    for event in events:
+        if event["type"] == YOUR_TURN:
+            if wants(hook, YOUR_TURN):
+                carried.append({k: event[k] for k in ("index", "version", "type", "seat")})
+        elif wants(hook, event["type"]):
+            carried += redact_events([event], access.OUTSIDE_READER)
+    return carried
+
+
+# -- delivering -----------------------------------------------------------------
+class Deliverer:
+    """Delivers every match's webhook from Redis; run by each worker process."""
+
+    def __init__(
+        self,
+        matches: Any,
+        settings: DeliverySettings | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.matches = matches
+        self.store = matches.store
+        self.client = matches.store.client
+        self.settings = settings or DeliverySettings()
+        self.rng = rng or random.Random()
+        self._claim = self.client.register_script(CLAIM)
+        self._to_retry = self.client.register_script(TO_RETRY)
+        self._enqueue = self.client.register_script(ENQUEUE)
+        self._calls = ThreadPoolExecutor(self.settings.in_flight, "webhook-call")
+        self._room = threading.BoundedSemaphore(self.settings.in_flight)
+        self._lock = threading.Lock()
+        self._backgrounded: set[str] = set()  # receivers (down keys) with a call in the background
+        self._settled: queue.SimpleQueue[Background] = queue.SimpleQueue()
+
+    def run_once(self, lane: str = QUEUE_KEY) -> bool:
+        """Settle the calls finished in the background, then deliver what
+        one match due in ``lane`` owes; False when none was due."""
+        self.settle()
+        claimed = self._claim(keys=[lane], args=[time.time(), self.settings.lease_s])
+        if not claimed:
+            return False
+        self.deliver(claimed.decode(), lane)
+        return True
+
+    def deliver(self, match_id: str, lane: str = QUEUE_KEY) -> None:
+        leased_until = time.monotonic() + self.settings.lease_s / 2
+        loaded = self.store.load(match_id)
+        hook = loaded.match.get("webhook") if loaded else None
+        if loaded is None or hook is None or hook["given_up"]:
+            self.unqueue(match_id)
+            return
+        down = down_key(hook["url"])
+        pipe = self.client.pipeline(transaction=False)
+        pipe.exists(down)
+        pipe.exists(known_key(down))
+        failing, known = pipe.execute()
+        if lane == QUEUE_KEY and failing:
+            # its receiver failed lately: wait with the retries, not here
+            self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+            return
+        # cursor: every entry up to it is handled (delivered, or chosen by
+        # nobody); sent: the last entry of the last delivery acknowledged, so
+        # that each delivery covers the range right after the one before.
+        cursor, sent = (
+            int(v or 0) for v in self.client.hmget(hook_key(match_id), "cursor", "sent")
+        )
+        while time.monotonic() < leased_until:
+            events = self.store.events(match_id, cursor, BATCH)
+            if not events:
+                break
+            carried = chosen(hook, events)
+            cursor = events[-1]["index"]
+            patient = lane == RETRY_KEY or bool(known)
+            if carried and not self.post(loaded.match, hook, sent + 1, cursor, carried, patient):
+                return  # failed, or going on in the background
+            if carried:
+                sent = cursor
+                if lane == RETRY_KEY:
+                    self.client.delete(down)  # the receiver is back
+            self.handled(match_id, cursor, sent)
+        # Done for now: leave the queue, then look again, so that an event
+        # committed meanwhile (whose enqueue found this match still queued)
+        # is not left behind.
+        self.unqueue(match_id)
+        if self.client.xlen(log_key(match_id)) > cursor:
+            self._enqueue(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+
+    def handled(self, match_id: str, cursor: int, sent: int) -> None:
+        """Every entry up to ``cursor`` handled, up to ``sent`` delivered."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hset(hook_key(match_id), mapping={"cursor": cursor, "sent": sent, "failures": 0})
+        pipe.hdel(hook_key(match_id), "since")
+        pipe.expire(hook_key(match_id), self.matches.settings.idle_ttl)
+        pipe.execute()
+
+    def unqueue(self, match_id: str) -> None:
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zrem(QUEUE_KEY, match_id)
+        pipe.zrem(RETRY_KEY, match_id)
+        pipe.execute()
+
+    def post(
+        self,
+        match: dict[str, Any],
+        hook: dict[str, Any],
+        first: int,
+        last: int,
+        carried: list[dict[str, Any]],
+        patient: bool = True,
+    ) -> bool:
+        """One delivery: True when it was delivered. False when it failed
+        (the retry is scheduled, or the receiver given up on), or goes on
+        in the background (settled later by ``settle``). Not ``patient``
+        (a first-lane receiver not known to answer in time): the call goes
+        to the background at once, so that a lane's thread waits for no
+        receiver it does not know; were it to wait the patience for each,
+        many new receivers that drip would hold the lane for a patience
+        each, everyone else's deliveries behind them."""
+        body = orjson.dumps(
+            {
+                "match_id": match["id"],
+                "game": match["game"],
+                "first": first,
+                "last": last,
+                "events": carried,
+            }
+        )
+        message_id = f"msg_{match['id']}_{first}_{last}"
+        headers = signed_headers(match["secret"], message_id, body)
+        receiver = down_key(hook["url"])
+        with self._lock:
+            free = receiver not in self._backgrounded and self._room.acquire(blocking=False)
+        if not free:  # this process's own bounds, not the receiver's fault: soon again
+            self.postpone(match["id"])
+            return False
+        timeout = self.settings.timeout_s
+        call = self._calls.submit(outbound.post, hook["url"], body, headers, timeout)
+        call.add_done_callback(lambda _: self._room.release())
+        if not patient:
+            probe = Background(match, receiver, first, last, call, True, time.monotonic())
+            self.background(probe)
+            return False
+        try:
+            call.result(timeout=self.settings.patience_s)
+        except NotYet:
+            self.background(Background(match, receiver, first, last, call))
+            return False
+        except outbound.Refused:
+            pass
+        return self.outcome(match, call)
+
+    def outcome(self, match: dict[str, Any], call: Future[outbound.Answer]) -> bool:
+        """Count a finished call; on failure schedule the retry (or give up)."""
+        try:
+            status = call.result().status
+            result = "delivered" if 200 <= status < 300 else f"http_{status // 100}xx"
+        except outbound.Refused as refused:
+            result = refused.reason
+        DELIVERIES.labels(result).inc()
+        if result == "delivered":
+            return True
+        if result == "busy":  # the process's outbound cap (shared with HTTP bots): soon again
+            self.postpone(match["id"])
+            return False
+        self.failed(match, result)
+        return False
+
+    def postpone(self, match_id: str) -> None:
+        soon = {match_id: time.time() + 0.2}
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zadd(QUEUE_KEY, soon, xx=True)
+        pipe.zadd(RETRY_KEY, soon, xx=True)
+        pipe.execute()
+
+    def background(self, slow: Background) -> None:
+        """Let a call that is taking long (or a first contact) go on without
+        this thread until it is settled: a slow receiver's match stays leased
+        in the retry lane, and its other matches wait with the retries
+        meanwhile; a first contact's match stays leased where it is (by its
+        claim), and its receiver's other matches are postponed meanwhile."""
+        match_id = slow.match["id"]
+        with self._lock:
+            self._backgrounded.add(slow.receiver)
+        if not slow.probe:
+            self.slow(slow.receiver)
+            lease = time.time() + self.settings.lease_s
+            self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[lease, match_id])
+            log.info("webhook of %s is slow to answer: going on in the background", match_id)
+        slow.call.add_done_callback(lambda _: self._ended(slow))
+
+    def _ended(self, slow: Background) -> None:
+        slow.ended.append(time.monotonic())
+        self._settled.put(slow)
+
+    def slow(self, receiver: str) -> None:
+        """``receiver`` did not answer within the patience: failing for now,
+        and no longer known to answer in time."""
+        SLOW.inc()
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(receiver, "slow", ex=int(self.settings.down_s))
+        pipe.delete(known_key(receiver))
+        pipe.execute()
+
+    def settle(self) -> None:
+        """Settle the calls that went on in the background and have finished:
+        a delivered one moves its match's cursor, and the match goes on in
+        the retry lane (its receiver is slow); a failed one is retried."""
+        while True:
+            try:
+                slow = self._settled.get_nowait()
+            except queue.Empty:
+                return
+            with self._lock:
+                self._backgrounded.discard(slow.receiver)
+            match_id = slow.match["id"]
+            # a first contact answered within the patience: known, and its match
+            # goes on in the first lane; one that took longer: slow, as above
+            prompt = slow.probe and slow.took_s() <= self.settings.patience_s
+            if slow.probe and not prompt:
+                self.slow(slow.receiver)
+            if self.outcome(slow.match, slow.call):
+                self.handled(match_id, slow.last, slow.last)
+                if prompt:
+                    ex = int(self.settings.known_s)
+                    self.client.set(known_key(slow.receiver), "1", ex=ex)
+                    self._to_retry(keys=[RETRY_KEY, QUEUE_KEY], args=[time.time(), match_id])
+                else:
+                    self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+
+    def failed(self, match: dict[str, Any], reason: str) -> None:
+        key, now = hook_key(match["id"]), time.time()
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hincrby(key, "failures", 1)
+        pipe.hsetnx(key, "since", now)
+        pipe.hget(key, "since")
+        pipe.expire(key, self.matches.settings.idle_ttl)
+        pipe.set(down_key(match["webhook"]["url"]), reason, ex=int(self.settings.down_s))
+        failures, _, since, _, _ = pipe.execute()
+        if now - float(since) >= self.settings.give_up_s:
+            self.give_up(match["id"], reason)
+            return
+        delay = min(self.settings.cap_s, self.settings.base_s * 2 ** (int(failures) - 1))
+        retry_at = now + self.rng.uniform(delay / 2, delay)  # jitter: retries spread out
+        self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[retry_at, match["id"]])
+        log.info("webhook of %s failed (%s); retry in %.1f s", match["id"], reason, retry_at - now)
+
+    def give_up(self, match_id: str, reason: str) -> None:
+        """Mark the match's webhook given up, in the match and its log."""
+        GIVEN_UP.inc()
+        log.warning("webhook of %s given up on (%s)", match_id, reason)
+        self.unqueue(match_id)
+        for _ in range(self.matches.settings.max_attempts):
+            loaded = self.store.load(match_id)
+            if loaded is None or loaded.match["webhook"]["given_up"]:
+                return
+            match = loaded.match
+            match["webhook"]["given_up"] = True
+            # why it failed is for the log: the match's events are public
+            event = {"type": "webhook_given_up", "reason": outbound.PUBLIC_REASON}
+            game = GAMES[match["game"]]
+            if self.matches._commit(game, match, loaded.version, [event]).version is not None:
+                return
+
+    def run(self, stopping: threading.Event, idle_s: float = 0.05) -> None:
+        """Deliver until ``stopping`` is set, ``settings.threads`` at a time
+        in the first lane and ``settings.retry_threads`` in the retry lane."""
+
+        def loop(lane: str) -> None:
+            outage = StoreBackoff()
+            while not stopping.is_set():
+                try:
+                    busy = self.run_once(lane)
+                    outage.over()
+                except Exception as error:
+                    if is_store_trouble(error):  # down or failing over: wait, longer each time
+                        stopping.wait(outage.next_wait(error))
+                        continue
+                    # a bad match must not stop the others; its lease runs out
+                    log.exception("a webhook delivery failed")
+                    busy = False
+                if not busy:
+                    stopping.wait(idle_s)
+
+        lanes = [QUEUE_KEY] * self.settings.threads + [RETRY_KEY] * self.settings.retry_threads
+        threads = [
+            threading.Thread(target=loop, args=(lane,), name=f"webhooks-{i}", daemon=True)
+            for i, lane in enumerate(lanes)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        # calls still in the background end within their timeout; their
+        # matches' leases bring them back to whoever delivers next
+        self._calls.shutdown(wait=False, cancel_futures=True)

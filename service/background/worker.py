@@ -1,0 +1,128 @@
+"""`ludotheque worker`: plays the turns the server owes — bots' moves and the
+random move of a seat whose turn clock ran out.
+
+Work comes from Redis (the queue of ``service.background.scheduler``: people waiting
+first, then the creating addresses and their matches in turn), so any
+number of workers on any number of machines share it. A claimed match is
+leased: if its worker dies mid-turn the lease runs out and another worker
+takes it.
+Every move is a compare-and-set on the match version, so each bot turn is
+played exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from service.background import webhooks
+from service.domain.matches import Matches
+from service.store.matches import Loaded
+from service.store.outages import StoreBackoff, is_store_trouble
+
+log = logging.getLogger(__name__)
+
+# HTTP bots' turns in flight per worker process: threads that wait on bots'
+# servers, each for at most its bot's deadline. Enough that the bots of a few
+# slow servers (18 seen in issue 31) leave room for everyone else's.
+HTTP_TURNS = 64
+LATER_S = 0.1  # an HTTP bot's turn finding every such thread taken comes due again then
+
+
+class Worker:
+    def __init__(
+        self,
+        matches: Matches,
+        budget_s: float,
+        idle_s: float = 0.05,
+        stopping: threading.Event | None = None,
+    ) -> None:
+        self.matches = matches
+        self.budget_s = budget_s
+        self.idle_s = idle_s
+        self.lease_s = budget_s + 30
+        self.rng = random.Random()
+        self.stopping = stopping or threading.Event()
+        # HTTP bots' turns in flight at once (their calls also count against
+        # the process's cap on outbound calls); more wait for the worker's thread
+        self._calls = ThreadPoolExecutor(HTTP_TURNS, "http-bot")
+        self._room = threading.BoundedSemaphore(HTTP_TURNS)
+
+    def run_once(self) -> bool:
+        """Play one due turn; False when nothing was due. An HTTP bot's turn
+        goes to the threads that wait on the network, so that a bot server
+        that is slow to answer holds up no other bot; with none free, it
+        comes due again shortly."""
+        match_id = self.matches.scheduler.claim(time.time(), self.lease_s)
+        if match_id is None:
+            return False
+        loaded = self.matches.store.load(match_id)
+        if not self.matches.calls_out(loaded):
+            self.play(match_id, loaded)
+        elif self._room.acquire(blocking=False):
+            self._calls.submit(self.play, match_id, loaded, True)
+        else:
+            # never on this thread: a slow bot would hold every other turn
+            assert loaded is not None
+            self.matches.scheduler.schedule(loaded.match, loaded.version, time.time() + LATER_S)
+            self.matches.scheduler.release(match_id)
+        return True
+
+    def play(self, match_id: str, loaded: Loaded | None, called: bool = False) -> None:
+        """Play ``match_id``'s due turn and release its lease (its next turn,
+        if any, is queued already)."""
+        started = time.perf_counter()
+        try:
+            if self.matches.play_server_turn(match_id, self.budget_s, self.rng, loaded):
+                log.info("played a turn in %s in %.3f s", match_id, time.perf_counter() - started)
+        except Exception:
+            if not called:
+                raise
+            log.exception("an HTTP bot's turn failed")  # its lease runs out: tried again
+            return
+        finally:
+            if called:
+                self._room.release()
+        self.matches.scheduler.release(match_id)
+
+    def run(self) -> None:
+        log.info("worker ready (budget %.3f s per bot move)", self.budget_s)
+        outage = StoreBackoff()
+        while not self.stopping.is_set():
+            try:
+                busy = self.run_once()
+                outage.over()
+            except Exception as error:
+                if is_store_trouble(error):
+                    # the store is down or failing over: wait, longer each time
+                    self.stopping.wait(outage.next_wait(error))
+                    continue
+                # One bad match must not stop the others; its lease expires
+                # and it is tried again later.
+                log.exception("a server turn failed")
+                busy = False
+            if not busy:
+                self.stopping.wait(self.idle_s)
+        self._calls.shutdown(wait=True)  # the HTTP bots' turns at hand end within their deadline
+        log.info("worker stopped")
+
+
+def run_worker(budget_s: float) -> None:
+    """Run until SIGTERM or SIGINT, finishing the turn at hand. The signals
+    are caught first thing, so that even a stop during start-up is clean."""
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+    from service.app import create_app
+
+    app = create_app()
+    matches = app.extensions["ludotheque.matches"]
+    deliverer = webhooks.Deliverer(matches, webhooks.DeliverySettings.from_env())
+    delivering = threading.Thread(target=deliverer.run, args=(stopping,), daemon=True)
+    delivering.start()
+    Worker(matches, budget_s, stopping=stopping).run()
+    delivering.join(timeout=10)

@@ -1,0 +1,437 @@
+"""One push hub per process: every event stream and long poll of this
+process follows its matches through it.
+
+The match log (a Redis stream) stays the single source of truth. The write
+that appends events also publishes a tiny wake-up (the new last index) on
+the match's channel ``m:{id}:wake``, in the match's own slot (``SPUBLISH``
+on Redis Cluster). The hub holds one subscriber connection per Redis node
+for the matches its followers watch; on a wake-up it reads the new entries
+once per match (one pipelined round trip for every match woken together)
+and hands them to each local follower, which keeps its own cursor and
+redaction. A wake-up is only a hint: every ``check_s`` one pipelined
+``XLEN`` per followed match catches a missed one, and a follower that finds
+a gap before a batch reads the gap itself, so nothing is lost or reordered.
+An idle follower costs Redis nothing; an idle process one pipelined round
+trip per ``check_s`` while it follows anything.
+
+Written with ``threading``: under gevent (patched) its threads are
+greenlets, under the threaded test server they are threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
+
+import orjson
+import redis
+from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
+
+from engines.core import redact_events
+from service.domain.access import SEAT_CHANGES
+from service.live import shutdown as lifecycle
+from service.store.matches import Store, log_key, logged
+
+log = logging.getLogger(__name__)
+
+READ_CHUNK = 500  # log entries per read of one match
+# A fan-out to thousands of streams lets the process's other work run every
+# SLICE_S (gevent's own switch interval): a positive sleep, so that gevent
+# polls for I/O before going on.
+SLICE_S = 0.005
+PAUSE_S = 0.0001
+
+
+# What the store raises when it has trouble: redis-py's errors, and its
+# cluster client's own (a cluster that cannot be reached at all).
+STORE_ERRORS = (redis.RedisError, RedisClusterException)
+
+
+def wake_channel(match_id: str) -> str:
+    """The channel a match's writes publish on: in the match's slot."""
+    return f"m:{{{match_id}}}:wake"
+
+
+def channel_match(channel: bytes | str) -> str | None:
+    text = channel.decode() if isinstance(channel, bytes) else channel
+    start, end = text.find("{"), text.find("}")
+    return text[start + 1 : end] if 0 <= start < end else None
+
+
+# An event as one viewer may see it: its index, the event, its JSON, and
+# its Server-Sent Events frame (``id: index``, ``data: JSON``). A batch
+# makes them once per viewer class, and every follower of that class sends
+# the same bytes.
+Encoded = tuple[int, dict[str, Any], bytes, str]
+
+
+@dataclass
+class Batch:
+    """New entries of one match's log, read once for every follower.
+
+    ``events`` run from index ``first`` to ``last`` (empty: read it
+    yourself up to ``last``); ``gone``: the match no longer exists.
+    Encodings are shared by every follower that sees the same thing.
+    """
+
+    match_id: str
+    events: list[dict[str, Any]]
+    last: int
+    gone: bool = False
+    _encoded: dict[Any, list[Encoded]] = field(default_factory=dict)
+    _wire: dict[Any, bytes] = field(default_factory=dict)
+
+    @property
+    def first(self) -> int:
+        return self.events[0]["index"] if self.events else self.last + 1
+
+    @cached_property
+    def ends(self) -> bool:
+        """The batch holds the match's last event."""
+        return any(event["type"] == "match_over" for event in self.events)
+
+    @cached_property
+    def seat_changes(self) -> frozenset[int]:
+        """The seats the batch's events take from their holders (or give)."""
+        return frozenset(e["seat"] for e in self.events if e["type"] in SEAT_CHANGES)
+
+    @cached_property
+    def private_seats(self) -> frozenset[int]:
+        """The seats the batch has an event for, that not everyone sees."""
+        return frozenset(seat for e in self.events for seat in e.get("to") or ())
+
+    def shown(self, seat: int | None, tag: dict[str, Any] | None) -> list[Encoded]:
+        """Each event ``seat`` may see, encoded, carrying ``tag`` (the
+        match's id and game on a multi-match stream)."""
+        key = (seat, tag is not None)
+        found = self._encoded.get(key)
+        if found is None:
+            found = encode(self.events, seat, tag)
+            self._encoded[key] = found
+        return found
+
+    def wire(self, seat: int | None, framing: Callable[[bytes], bytes] | None) -> bytes:
+        """Every frame ``seat`` may see, untagged, as one write to an event
+        stream's socket (``framing``: the answer's, such as a chunk's)."""
+        key = (seat, framing)
+        found = self._wire.get(key)
+        if found is None:
+            found = "".join(shown[3] for shown in self.shown(seat, None)).encode()
+            if found and framing is not None:
+                found = framing(found)
+            self._wire[key] = found
+        return found
+
+
+def encode(
+    events: Iterable[dict[str, Any]], seat: int | None, tag: dict[str, Any] | None
+) -> list[Encoded]:
+    found = []
+    for event in events:
+        index = event["index"]
+        for shown in redact_events([event], seat):
+            body = orjson.dumps((tag | shown) if tag else shown)
+            found.append((index, event, body, f"id: {index}\ndata: {body.decode()}\n\n"))
+    return found
+
+
+class Direct(Protocol):
+    """What writes a batch to a follower's client itself, from the hub's
+    thread, while the follower waits (``service.live.followers.Shortcut``)."""
+
+    owes: bytes  # bytes the socket did not take at once
+    wrote: float  # when it last sent something (monotonic)
+
+    def write(self, batch: Batch) -> bool:
+        """Send ``batch`` now, without waiting; False: not sent, queue it."""
+
+    def pay(self) -> None:
+        """Send what is owed (from the follower's own thread)."""
+
+
+class Follower:
+    """One stream or long poll: an inbox of batches the hub fills, or,
+    with ``direct``, writes itself while the follower waits for it."""
+
+    def __init__(self, match_ids: Iterable[str], direct: Direct | None = None) -> None:
+        self.match_ids = list(dict.fromkeys(match_ids))
+        self.inbox: deque[Batch] = deque()
+        self.ready = threading.Event()
+        self.direct = direct
+        self.waiting = False  # in ``take``, with nothing in the inbox
+
+    def deliver(self, batch: Batch) -> None:
+        direct = self.direct
+        idle = direct is not None and self.waiting and not self.inbox and not direct.owes
+        if idle and direct.write(batch):
+            if direct.owes:
+                self.ready.set()  # the follower sends the rest
+            return
+        self.inbox.append(batch)
+        self.ready.set()
+
+    def poke(self) -> None:
+        self.ready.set()
+
+    def take(self, timeout: float) -> list[Batch]:
+        """The batches delivered so far, waiting up to ``timeout`` for one."""
+        if not self.inbox:
+            self.waiting = True
+            try:
+                self.ready.wait(timeout)
+            finally:
+                self.waiting = False
+        self.ready.clear()
+        taken = []
+        while self.inbox:
+            taken.append(self.inbox.popleft())
+        return taken
+
+
+class Listener:
+    """One subscriber connection to one Redis node, for the channels of the
+    followed matches that live there; runs in its own thread."""
+
+    def __init__(self, hub: Hub, connect: Callable[[], redis.Redis], sharded: bool) -> None:
+        self.hub = hub
+        self.connect = connect
+        self.sharded = sharded
+        self.channels: set[str] = set()
+        self.changed = threading.Event()
+        self.thread = threading.Thread(target=self.run, name="ludotheque-hub", daemon=True)
+        self.thread.start()
+
+    def want(self, channels: set[str]) -> None:
+        self.channels = channels
+        self.changed.set()
+
+    def run(self) -> None:
+        while not self.hub.stopped:
+            try:
+                self.listen()
+            except (*STORE_ERRORS, OSError):
+                # the periodic check covers what this connection misses
+                log.warning("push hub: subscriber connection lost; reconnecting", exc_info=True)
+                time.sleep(0.5)
+
+    def listen(self) -> None:
+        client = self.connect()
+        pubsub = client.pubsub(ignore_subscribe_messages=True)
+        subscribe = pubsub.ssubscribe if self.sharded else pubsub.subscribe
+        unsubscribe = pubsub.sunsubscribe if self.sharded else pubsub.unsubscribe
+        subscribed: set[str] = set()
+        try:
+            while not self.hub.stopped:
+                self.changed.clear()
+                wanted = set(self.channels)
+                if wanted - subscribed:
+                    subscribe(*(wanted - subscribed))
+                if subscribed - wanted:
+                    unsubscribe(*(subscribed - wanted))
+                subscribed = wanted
+                if not subscribed:
+                    self.changed.wait(1.0)
+                    continue
+                message = pubsub.get_message(timeout=0.1)
+                while message is not None:
+                    if message["type"] in ("message", "smessage"):
+                        match_id = channel_match(message["channel"])
+                        if match_id is not None:
+                            self.hub.wake(match_id, int(message["data"]))
+                    message = pubsub.get_message(timeout=0)
+        finally:
+            pubsub.close()
+            client.close()
+
+
+class Hub:
+    """The process's followers by match, the subscriber connections, and
+    the thread that reads new entries once per match and fans them out."""
+
+    def __init__(self, store: Store, check_s: float = 1.0) -> None:
+        self.store = store
+        self.client = store.client
+        self.cluster = isinstance(self.client, RedisCluster)
+        self.check_s = check_s
+        self.stopped = False
+        self._lock = threading.Lock()
+        self._followers: dict[str, set[Follower]] = {}
+        self._known: dict[str, int] = {}  # the last index handed out, per match
+        self._listeners: dict[str, Listener] = {}
+        self._woken: dict[str, int] = {}
+        self._wakeup = threading.Event()
+        self._started = False
+        self._count = 0
+        # the store's error while the periodic check cannot reach it, else
+        # None: followers then end (a stream with a note to reconnect)
+        self.trouble: Exception | None = None
+
+    # -- followers --------------------------------------------------------------
+    def follow(self, follower: Follower) -> None:
+        with self._lock:
+            self._start()
+            self._count += 1
+            for match_id in follower.match_ids:
+                self._followers.setdefault(match_id, set()).add(follower)
+            self._subscriptions()
+
+    def unfollow(self, follower: Follower) -> None:
+        with self._lock:
+            self._count -= 1
+            for match_id in follower.match_ids:
+                followers = self._followers.get(match_id)
+                if followers is not None:
+                    followers.discard(follower)
+                    if not followers:
+                        del self._followers[match_id]
+                        self._known.pop(match_id, None)
+            self._subscriptions()
+
+    def count(self) -> int:
+        """How many followers this process holds."""
+        return self._count
+
+    # -- wake-ups ---------------------------------------------------------------
+    def wake(self, match_id: str, last: int) -> None:
+        """A hint that the log of ``match_id`` reaches ``last`` (-1: it is gone)."""
+        with self._lock:
+            if match_id not in self._followers:
+                return
+            if last >= 0 and last <= self._known.get(match_id, 0):
+                return
+            self._woken[match_id] = max(last, self._woken.get(match_id, last))
+        self._wakeup.set()
+
+    def _start(self) -> None:
+        if not self._started:
+            self._started = True
+            threading.Thread(target=self._read_loop, name="ludotheque-hub", daemon=True).start()
+            threading.Thread(target=self._check_loop, name="ludotheque-hub", daemon=True).start()
+
+    def _subscriptions(self) -> None:
+        """Tell each node's listener which channels to hold (under the lock)."""
+        by_node: dict[str, set[str]] = {}
+        connectors: dict[str, Callable[[], redis.Redis]] = {}
+        for match_id in self._followers:
+            channel = wake_channel(match_id)
+            if self.cluster:
+                node = self.client.get_node_from_key(channel)
+                name = node.name
+                connectors[name] = _node_connector(self.client, node.host, node.port)
+            else:
+                name = "redis"
+                connectors[name] = _single_connector(self.client)
+            by_node.setdefault(name, set()).add(channel)
+        for name in by_node:
+            if name not in self._listeners:
+                self._listeners[name] = Listener(self, connectors[name], self.cluster)
+        for name, listener in self._listeners.items():
+            listener.want(by_node.get(name, set()))
+
+    def _read_loop(self) -> None:
+        while not self.stopped:
+            self._wakeup.wait(self.check_s)
+            self._wakeup.clear()
+            with self._lock:
+                woken, self._woken = self._woken, {}
+                starts = {m: self._known.get(m) for m in woken}
+            if not woken:
+                continue
+            try:
+                self._fan_out(woken, starts)
+            except STORE_ERRORS:
+                log.warning("push hub: reading new events failed", exc_info=True)
+                with self._lock:  # try again on the next check
+                    for match_id in woken:
+                        self._known.pop(match_id, None)
+                time.sleep(0.2)
+
+    def _fan_out(self, woken: dict[str, int], starts: dict[str, int | None]) -> None:
+        reads = [m for m in woken if woken[m] >= 0 and starts[m] is not None]
+        found: dict[str, list[dict[str, Any]]] = {}
+        if reads:
+            pipe = self.client.pipeline(transaction=False)
+            for match_id in reads:
+                pipe.xrange(log_key(match_id), f"0-{starts[match_id] + 1}", "+", count=READ_CHUNK)
+            for match_id, entries in zip(reads, pipe.execute(), strict=True):
+                found[match_id] = [logged(entry_id, fields) for entry_id, fields in entries]
+        handed, slice_ends = 0, time.monotonic() + SLICE_S
+        for match_id, last in woken.items():
+            events = found.get(match_id, [])
+            top = events[-1]["index"] if events else max(last, 0)
+            batch = Batch(match_id, events, top, gone=last < 0)
+            with self._lock:
+                if last >= 0 and top > self._known.get(match_id, 0):
+                    self._known[match_id] = top
+                followers = list(self._followers.get(match_id, ()))
+            if len(events) == READ_CHUNK:
+                self.wake(match_id, last)  # more to read: go on next round
+            for follower in followers:
+                follower.deliver(batch)
+                handed += 1
+                if handed % 64 == 0 and time.monotonic() > slice_ends:
+                    time.sleep(PAUSE_S)  # requests waiting on this process go first
+                    slice_ends = time.monotonic() + SLICE_S
+
+    def _check_loop(self) -> None:
+        """Catch missed wake-ups: one pipelined XLEN per followed match."""
+        while not self.stopped:
+            time.sleep(self.check_s)
+            if lifecycle.stopping():
+                self._poke_all()
+                continue
+            with self._lock:
+                followed = list(self._followers)
+            if not followed:
+                self.trouble = None  # nobody to tell; the next follower's check will
+                continue
+            try:
+                pipe = self.client.pipeline(transaction=False)
+                for match_id in followed:
+                    pipe.xlen(log_key(match_id))
+                lengths = pipe.execute()
+            except STORE_ERRORS as error:
+                log.warning("push hub: the periodic check failed", exc_info=True)
+                self.trouble = error
+                self._poke_all()
+                continue
+            self.trouble = None
+            for match_id, length in zip(followed, lengths, strict=True):
+                self.wake(match_id, int(length) if length else -1)
+
+    def _poke_all(self) -> None:
+        """Wake every follower, to look at the server's or the store's state."""
+        with self._lock:
+            everyone = {f for fs in self._followers.values() for f in fs}
+        for follower in everyone:
+            follower.poke()
+
+    def stop(self) -> None:
+        """Stop reading, and end the streams and long polls that follow."""
+        self.stopped = True
+        self._wakeup.set()
+        self._poke_all()
+
+
+def _single_connector(client: redis.Redis) -> Callable[[], redis.Redis]:
+    return _like(client.connection_pool)
+
+
+def _node_connector(client: RedisCluster, host: str, port: int) -> Callable[[], redis.Redis]:
+    return _like(client.get_node(host=host, port=port).redis_connection.connection_pool)
+
+
+def _like(pool: redis.ConnectionPool) -> Callable[[], redis.Redis]:
+    """A client for one subscriber connection, configured as ``pool``'s, that
+    waits for messages as long as it must."""
+    kwargs = dict(pool.connection_kwargs) | {"socket_timeout": None}
+    return lambda: redis.Redis(
+        connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs)
+    )

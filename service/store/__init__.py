@@ -1,0 +1,1 @@
+"""Redis: every key and Lua script of the service, in one place."""
