@@ -9,7 +9,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from service.http.api import answer_etag
+from service.http.answers import answer_etag
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
 

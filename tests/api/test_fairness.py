@@ -23,7 +23,7 @@ from service.app import create_app
 from service.domain.endings import ended_early
 from service.domain.fairness import commitment, verify
 from service.domain.signing import from_pem, new_pem, sign
-from service.http.api import game_schemas, record_schema
+from service.http.game_schemas import game_schemas, record_schema
 from service.store.matches import match_key
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
