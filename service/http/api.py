@@ -29,7 +29,7 @@ from service.http.game_schemas import (
     ranked_outcome_schema,
     register_components,
 )
-from service.live.tickets import streams_blueprint
+from service.http.streams import streams_blueprint
 
 UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")
 

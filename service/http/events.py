@@ -21,16 +21,15 @@ from service.http.caching import VIEWER_HEADERS
 from service.http.contract import header_parameters
 from service.http.game_schemas import GameContract
 from service.http.schemas import EventsQuerySchema, StreamQuerySchema
-from service.live.tickets import (
+from service.http.streams import (
     TicketSchema,
     address,
     answer,
-    follows_of,
-    issue,
     stream_response,
     ticket_answer,
     ticket_stream,
 )
+from service.live.tickets import follows_of, issue
 
 
 def add_routes(blp: Blueprint, contract: GameContract) -> None:

@@ -25,7 +25,7 @@ from service.http.caching import VIEWER_HEADERS
 from service.http.contract import header_parameters, header_ref
 from service.http.game_schemas import GameContract
 from service.http.schemas import LobbyQuerySchema, LobbySchema, MatchQuerySchema
-from service.live.tickets import address
+from service.http.streams import address
 from service.live.turns import settled, wait_for_turn
 
 
