@@ -27,7 +27,7 @@ from service.live.tickets import (
     redeem,
     release,
 )
-from service.server import wire
+from service.live.wsgi import ANSWER
 
 
 class FollowSchema(Schema):
@@ -167,8 +167,8 @@ def address() -> str:
 
 def answer() -> Any:
     """The answer this request writes to, where the push hub may write to it
-    too (``service.server.wire``); None elsewhere."""
-    return request.environ.get(wire.ANSWER)
+    too (``service/server/wire.py``); None elsewhere."""
+    return request.environ.get(ANSWER)
 
 
 def stream_response(opened: Any, on_close: Any = None) -> Response:

@@ -26,7 +26,7 @@ from typing import Any
 from gevent import monkey
 from gunicorn.http import wsgi
 
-ANSWER = "ludotheque.answer"  # the environ's key for the answer being written
+from service.live.wsgi import ANSWER  # the environ's key for the answer being written
 
 
 def chunk(data: bytes) -> bytes:
