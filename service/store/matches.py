@@ -24,8 +24,7 @@ from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
-from service.background.outbound import PUBLIC_REASON
-from service.http.limits import HIT, Counter, RateLimits
+from service.store.counters import HIT, Counter, RateLimits
 from service.store.outages import NotReplicated
 from service.store.sentinel import SENTINEL_SCHEMES, sentinel_client
 
@@ -355,6 +354,7 @@ class Store:
 # Events logged before failed outside calls stopped saying why (issue 31,
 # point 11) carried the reason ('dns', 'internal_address', ...): read back,
 # they say what the events written since say.
+PUBLIC_REASON = "call_failed"  # all that a match's events say of a failed call
 WHY_NOT_SHOWN = {"bot_timeout", "webhook_given_up"}
 
 
