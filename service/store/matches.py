@@ -74,7 +74,7 @@ if has_record then
   redis.call('SET', KEYS[3], ARGV[4], 'EX', tonumber(ARGV[5]))
 end
 if #ARGV >= 8 + 2 * counters then
-  -- the push hubs' wake-up (service.live.hub): the match's new last index
+  -- the push hubs' wake-up (service.store.wakeups): the match's new last index
   redis.call('PUBLISH', KEYS[1] .. ':wake', n)
 end
 return {1, version, n}
@@ -339,6 +339,25 @@ class Store:
         ``index``. (Nothing here waits: followers wait on the push hub.)"""
         entries = self.client.xrange(log_key(match_id), f"0-{after + 1}", "+", count=limit)
         return [logged(entry_id, fields) for entry_id, fields in entries]
+
+    def events_after(self, starts: dict[str, int], limit: int) -> dict[str, list[dict[str, Any]]]:
+        """For each match of ``starts``, its events after the index given
+        there, at most ``limit``: one pipelined round trip for them all."""
+        pipe = self.client.pipeline(transaction=False)
+        for match_id, after in starts.items():
+            pipe.xrange(log_key(match_id), f"0-{after + 1}", "+", count=limit)
+        return {
+            match_id: [logged(entry_id, fields) for entry_id, fields in entries]
+            for match_id, entries in zip(starts, pipe.execute(), strict=True)
+        }
+
+    def log_lengths(self, match_ids: list[str]) -> list[int]:
+        """How many entries each match's log holds (0: none, or gone), in
+        one pipelined round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for match_id in match_ids:
+            pipe.xlen(log_key(match_id))
+        return [int(length) for length in pipe.execute()]
 
     def exists(self, match_id: str) -> bool:
         return bool(self.client.exists(match_key(match_id)))
