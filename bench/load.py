@@ -57,7 +57,7 @@ import requests
 
 from bench import baseline_app
 from engines import GAMES
-from service.http.limits import PREFIX
+from service.store.counters import PREFIX
 from service.store.embedded import EmbeddedRedis, free_port
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -30,7 +30,7 @@ from service.http.play import play
 from service.live.followers import Bounds
 from service.observability import init_observability
 from service.store.matches import Store, connect
-from service.store.quotas import quotas_for
+from service.store.quotas import Quotas
 
 
 class OrjsonProvider(JSONProvider):
@@ -156,6 +156,18 @@ DEFAULTS: dict[str, Any] = {
         },
     },
 }
+
+
+def quotas_for(app: Flask, store: Store) -> Quotas | None:
+    """The app's quotas: off with the rate limits (LUDOTHEQUE_RATE_LIMITS)."""
+    if not app.config["RATELIMIT_ENABLED"]:
+        return None
+    return Quotas.of(
+        store.client,
+        app.config["MAX_WAITING_PER_ADDRESS"],
+        app.config["WAITING_TTL"],
+        app.config["RATE_LIMIT_CREATE"],
+    )
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:

@@ -24,10 +24,10 @@ import pytest
 import redis
 import requests
 
-from service.background.scheduler import LEASES, READY_BOTS, READY_PEOPLE, live_key
 from service.domain.matches import Matches
 from service.store.embedded import EmbeddedRedis, free_port
 from service.store.matches import match_key
+from service.store.scheduling import LEASES, READY_BOTS, READY_PEOPLE, live_key
 from tests.conftest import LiveServer
 
 GAME = "dekal"

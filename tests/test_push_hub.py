@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import redis
 import requests
 
-from service.live.hub import wake_channel
+from service.store.wakeups import wake_channel
 from tests.api.client import ApiClient
 from tests.api.test_live import GAME, all_events, new, play_to_the_end, sse_events
 from tests.conftest import LiveServer

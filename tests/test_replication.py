@@ -14,9 +14,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from service.background.scheduler import READY_BOTS, READY_PEOPLE, TIMERS
 from service.background.worker import Worker
 from service.store.matches import match_key
+from service.store.scheduling import READY_BOTS, READY_PEOPLE, TIMERS
 from service.store.sentinel import parse_sentinel_url
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem, replay_from_log

@@ -3,7 +3,8 @@ queue lives in a slot of its own, each match's cursor in the match's slot."""
 
 from __future__ import annotations
 
-from service.background import outbound, webhooks
+from service.background import outbound
+from service.store import deliveries
 from tests.api.client import ApiClient
 from tests.api.receivers import BotServer, WebhookReceiver
 from tests.api.test_bots import wait_until
@@ -28,7 +29,7 @@ def test_webhooks_and_http_bots_on_the_cluster(cluster_live, monkeypatch):  # no
     receiver, bot = WebhookReceiver(failure_rate=0.3), BotServer("good")
     try:
         ids = [bot_match(api, receiver, bots=2) for _ in range(6)]
-        nodes = {client.keyslot(webhooks.hook_key(m)) * 3 // SLOTS for m in ids}
+        nodes = {client.keyslot(deliveries.hook_key(m)) * 3 // SLOTS for m in ids}
         assert len(nodes) > 1, "the matches' cursors live on several masters"
         played = api.create(GAME, {"players": [{"bot_url": bot.url}, {"bot": "random"}]}).json()
         bot.secret = played["secret"]

@@ -2,43 +2,34 @@
 another's bots (docs/bot-scheduling.md).
 
 The server owes a match a turn when one of its bots is to act, or when a
-seat's turn clock has run out. Those turns wait in Redis, in keys that share
-the hash tag ``{bots}`` (one Redis Cluster slot), so that every worker
-process on every machine draws from the same queue:
+seat's turn clock has run out. Those turns wait in one queue in Redis
+(``service.store.scheduling``), shared by every worker process on every
+machine:
 
-- ``ready:people`` and ``ready:bots``: the matches owed a turn now, in two
-  sorted sets. A match with a person in it (a seat that has a token) waits in
-  the first, a match of bots only in the second, and a worker takes from
-  ``ready:bots`` only when ``ready:people`` has nothing it may take: whoever
-  waits for a bot goes first.
-- In each set a match is scored by a *tag* (start-time fair queueing with a
-  unit cost per turn): a match queued by address A gets
-  ``max(V, tail[A])`` and moves ``tail[A]`` one on, where ``V`` is the tag
-  last taken. An address with thirty matches queued holds thirty
-  consecutive tags, an address with one match one tag at the front: the
-  addresses take turns, and within one address its matches take turns,
-  whatever the order in which their turns came due. A match played keeps its
-  place no more: it is queued again behind the others (``requeue``).
-- ``timers``: the matches owed a turn later (a turn clock), by time; a claim
-  moves those that came due into their ready set.
-- ``meta``: for each queued match, its queue, the match version its turn was
-  computed from, and its creating address. A write schedules after it has
-  committed, in a round trip of its own, so two schedules can arrive in the
-  other order than their writes: "nothing owed" from version 7 must not
-  unqueue the turn that version 8 (a person's move) owes the bot. A
-  schedule older than the one queued does not unqueue it.
-- ``leases``: the matches a worker is playing, by the time its lease ends.
-  A leased match is never taken by another worker; when a lease runs out its
-  worker is taken for dead and the next claim takes the turn over. Every
-  move is a compare-and-set on the match version, so a turn is played once.
+- A match with a person in it (a seat that has a token) waits in the
+  ``people`` queue, a match of bots only in the ``bots`` queue, and a worker
+  takes a bots' turn only when no people's turn may be taken: whoever waits
+  for a bot goes first.
+- Within a queue the creating addresses take turns, and within one address
+  its matches take turns, whatever the order in which their turns came
+  due (start-time fair queueing). A match played keeps its place no more:
+  it is queued again behind the others (``requeue``).
+- A turn owed later (a turn clock) waits for its time, then joins its queue.
+- A write schedules after it has committed, in a round trip of its own, so
+  two schedules can arrive in the other order than their writes: a schedule
+  older than the one queued does not unqueue it.
+- A worker leases the match it plays; a leased match is never taken by
+  another worker; when a lease runs out its worker is taken for dead and the
+  next claim takes the turn over. Every move is a compare-and-set on the
+  match version, so a turn is played once.
 
-Bot seats are counted per paying address in ``live:<address>`` (one
-member per bot seat, scored by when it stops counting; the creator pays,
-unless a joiner seated the bot, see ``service.domain.access.payer_of``): creating a match or
-giving a seat to a bot past ``bot_seats_per_address`` live bot seats is
-refused (429 ``bot_seats_exceeded``). A bot seat counts until its match is
-over, or until its match has not moved for ``LIVE_WINDOW_S``; every turn
-owed refreshes it, in the same round trip as the scheduling.
+Bot seats are counted per paying address (the creator pays, unless a
+joiner seated the bot, see ``service.domain.access.payer_of``): creating a
+match or giving a seat to a bot past ``bot_seats_per_address`` live bot
+seats is refused (429 ``bot_seats_exceeded``). A bot seat counts until its
+match is over, or until its match has not moved for
+``service.store.scheduling.LIVE_WINDOW_S``; every turn owed refreshes it, in
+the same round trip as the scheduling.
 
 Each match also has a bot time budget: the thinking time its bots spent so
 far is kept in the match (``bot_time_s``); past ``match_budget_s`` its bots
@@ -47,166 +38,17 @@ play ``random`` moves, which cost next to nothing.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from service.domain import access
 from service.domain.problems import Problem
+from service.store.scheduling import QUEUE_KEYS, TurnQueue
 
-PREFIX = "ludotheque:{bots}"
-READY_PEOPLE = f"{PREFIX}:ready:people"
-READY_BOTS = f"{PREFIX}:ready:bots"
-TIMERS = f"{PREFIX}:timers"
-LEASES = f"{PREFIX}:leases"
-META = f"{PREFIX}:meta"  # match -> "<class> <version> <address>" while queued
-CLOCK = f"{PREFIX}:clock"  # V, the tag last taken
-TAILS = f"{PREFIX}:tails"  # address -> the tag its next queued match gets
+# QUEUE_KEYS: the queue's slot, where service.domain.matches waits for replicas
+__all__ = ["QUEUE_KEYS", "BotLimits", "Scheduler"]
 
-LIVE_WINDOW_S = 900  # a bot seat whose match has not moved for this long stops counting
-SCAN = 64  # ready matches a claim looks at past leased ones (at most one per worker)
 CAP_RETRY_AFTER_S = 60
-GONE = 2**52  # the version of a match that no longer exists: later than any
-
-# Shared by the scripts: queue match ``id`` of ``address`` in ``ready`` behind
-# that address's other matches (KEYS[5] is the clock, KEYS[6] the tails).
-TAG = """
-local function tag(ready, id, address)
-  local v = tonumber(redis.call('GET', KEYS[5]) or '0')
-  local t = math.max(v, tonumber(redis.call('HGET', KEYS[6], address) or '0'))
-  redis.call('HSET', KEYS[6], address, t + 1)
-  redis.call('ZADD', ready, t, id)
-end
-"""
-
-# KEYS: ready:people, ready:bots, timers, meta, clock, tails, then the
-# live:<address> sets of the addresses its bot seats are charged to.
-# ARGV: id, when ('' for no turn owed), class, address, now, requeue ('1':
-# behind the others even if queued), live ('refresh', 'release' or ''),
-# live window, the match version, then for each bot seat the index in KEYS
-# of its live set and its member.
-SCHEDULE = (
-    TAG
-    + """
-local id, when, now, version = ARGV[1], ARGV[2], tonumber(ARGV[5]), tonumber(ARGV[9])
-local meta = redis.call('HGET', KEYS[4], id)
-local queued = meta and tonumber(string.match(meta, '^%S+ (%S+)')) or -1
-if when == '' then
-  if version >= queued then
-    redis.call('ZREM', KEYS[1], id)
-    redis.call('ZREM', KEYS[2], id)
-    redis.call('ZREM', KEYS[3], id)
-    redis.call('HDEL', KEYS[4], id)
-  end
-else
-  local ready = ARGV[3] == 'people' and KEYS[1] or KEYS[2]
-  local queue = ARGV[3] .. ' ' .. math.max(version, queued) .. ' ' .. ARGV[4]
-  redis.call('HSET', KEYS[4], id, queue)
-  if tonumber(when) > now then
-    redis.call('ZREM', ready, id)
-    redis.call('ZADD', KEYS[3], when, id)
-  else
-    redis.call('ZREM', KEYS[3], id)
-    if ARGV[6] == '1' or not redis.call('ZSCORE', ready, id) then
-      tag(ready, id, ARGV[4])
-    end
-  end
-end
-local window = tonumber(ARGV[8])
-for i = 10, #ARGV, 2 do
-  local live = KEYS[tonumber(ARGV[i])]
-  if ARGV[7] == 'release' then
-    redis.call('ZREM', live, ARGV[i + 1])
-  elseif ARGV[7] == 'refresh' then
-    redis.call('ZADD', live, now + window, ARGV[i + 1])
-    redis.call('EXPIRE', live, window)
-  end
-end
-return 1
-"""
-)
-
-# KEYS: ready:people, ready:bots, timers, meta, clock, tails, leases.
-# ARGV: now, lease seconds, how many ready matches to look at.
-# A lease run out first (its worker died), then the timers come due, then
-# the first match not leased: people's before bots'.
-CLAIM = (
-    TAG
-    + """
-local now = tonumber(ARGV[1])
-local leased_until = now + tonumber(ARGV[2])
-local lost = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', 0, 1)
-if #lost > 0 then
-  redis.call('ZADD', KEYS[7], leased_until, lost[1])
-  redis.call('ZREM', KEYS[1], lost[1])
-  redis.call('ZREM', KEYS[2], lost[1])
-  return lost[1]
-end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 100)) do
-  redis.call('ZREM', KEYS[3], id)
-  local meta = redis.call('HGET', KEYS[4], id) or ''
-  local class, address = string.match(meta, '^(%S+) %S+ (.*)$')
-  local ready = class == 'bots' and KEYS[2] or KEYS[1]
-  if not redis.call('ZSCORE', ready, id) then
-    tag(ready, id, address or '')
-  end
-end
-for _, ready in ipairs({KEYS[1], KEYS[2]}) do
-  local head = redis.call('ZRANGE', ready, 0, tonumber(ARGV[3]) - 1, 'WITHSCORES')
-  for i = 1, #head, 2 do
-    local id = head[i]
-    if not redis.call('ZSCORE', KEYS[7], id) then
-      redis.call('ZREM', ready, id)
-      redis.call('ZADD', KEYS[7], leased_until, id)
-      if tonumber(head[i + 1]) > tonumber(redis.call('GET', KEYS[5]) or '0') then
-        redis.call('SET', KEYS[5], head[i + 1])
-      end
-      return id
-    end
-  end
-end
-local queued = redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2])
-if queued + redis.call('ZCARD', KEYS[7]) == 0 then
-  -- nothing queued: no address is behind or ahead of another any more
-  redis.call('DEL', KEYS[6])
-end
-return false
-"""
-)
-
-# KEYS: live:<address>. ARGV: now, window, cap (0: none), force ('1': count
-# them even past the cap), then the members. {1, held} when the members now
-# count within the cap, {0, held} when they would pass it (counted all the
-# same when forced).
-RESERVE = """
-local now, window, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local held = redis.call('ZCARD', KEYS[1])
-local adding = 0
-for i = 5, #ARGV do
-  if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then
-    adding = adding + 1
-  end
-end
-local within = 1
-if cap > 0 and held + adding > cap then
-  if ARGV[4] ~= '1' then
-    return {0, held}
-  end
-  within = 0
-end
-for i = 5, #ARGV do
-  redis.call('ZADD', KEYS[1], now + window, ARGV[i])
-end
-redis.call('EXPIRE', KEYS[1], window)
-return {within, held + adding}
-"""
-
-QUEUE_KEYS = [READY_PEOPLE, READY_BOTS, TIMERS, META, CLOCK, TAILS]
-
-
-def live_key(address: str) -> str:
-    return f"{PREFIX}:live:{address}"
 
 
 def class_of(match: dict[str, Any]) -> str:
@@ -214,11 +56,11 @@ def class_of(match: dict[str, Any]) -> str:
     return "people" if any(seat.get("token") for seat in match["seats"]) else "bots"
 
 
-def bot_seats(match: dict[str, Any]) -> list[tuple[str, str]]:
+def bot_seats(match: dict[str, Any]) -> list[tuple[str, int]]:
     """The bot seats of ``match`` that someone pays for: (the address they are
-    charged to, their live-set member)."""
+    charged to, the seat)."""
     return [
-        (payer, f"{match['id']}/{i}")
+        (payer, i)
         for i, seat in enumerate(match["seats"])
         if seat.get("bot") and (payer := access.payer_of(match, i))
     ]
@@ -234,11 +76,8 @@ class Scheduler:
     """The queue of turns the server owes, shared through Redis."""
 
     def __init__(self, client: Any, limits: BotLimits | None = None) -> None:
-        self.client = client
+        self.queue = TurnQueue(client)
         self.limits = limits or BotLimits()
-        self._schedule = client.register_script(SCHEDULE)
-        self._claim = client.register_script(CLAIM)
-        self._reserve = client.register_script(RESERVE)
 
     def schedule(
         self,
@@ -255,44 +94,33 @@ class Scheduler:
         ``requeue``: the match was just served, so it goes behind the others
         even if its next turn is already queued. ``finished``: its bot seats
         stop counting against its creator's cap; else they count on.
+        ``client``: a pipeline that waits for replicas, when they are required.
         """
         address = match.get("creator") or ""
-        live = "release" if finished else "refresh"
-        payers: dict[str, int] = {}  # live set -> its index in KEYS
-        charged: list[Any] = []
-        for payer, member in bot_seats(match):
-            index = payers.setdefault(live_key(payer), len(QUEUE_KEYS) + 1 + len(payers))
-            charged += [index, member]
-        self._schedule(
-            keys=[*QUEUE_KEYS, *payers],
-            args=[
-                match["id"],
-                "" if when is None else repr(when),
-                class_of(match),
-                address,
-                repr(time.time()),
-                1 if requeue else 0,
-                live if charged else "",
-                LIVE_WINDOW_S,
-                version,
-                *charged,
-            ],
-            client=client,  # a pipeline that waits for replicas, when they are required
+        charged = bot_seats(match)
+        self.queue.schedule(
+            match["id"],
+            version,
+            when,
+            class_of(match),
+            address,
+            charged,
+            finished,
+            requeue,
+            client,
         )
 
     def unschedule(self, match_id: str) -> None:
         """``match_id`` is gone: it is owed nothing."""
-        args = [match_id, "", "", "", 0, 0, "", 0, GONE]
-        self._schedule(keys=QUEUE_KEYS, args=args)
+        self.queue.unschedule(match_id)
 
     def claim(self, now: float, lease_s: float) -> str | None:
         """The match whose turn is next, leased for ``lease_s`` seconds."""
-        claimed = self._claim(keys=[*QUEUE_KEYS, LEASES], args=[repr(now), lease_s, SCAN])
-        return claimed.decode() if claimed else None
+        return self.queue.claim(now, lease_s)
 
     def release(self, match_id: str) -> None:
         """The worker is done with ``match_id`` (its next turn is queued already)."""
-        self.client.zrem(LEASES, match_id)
+        self.queue.release(match_id)
 
     def reserve(self, match: dict[str, Any], seats: list[int], force: bool = False) -> bool:
         """Count the bot ``seats`` of ``match`` (all charged to one address:
@@ -305,23 +133,19 @@ class Scheduler:
         if not address:
             return True
         cap = self.limits.bot_seats_per_address
-        members = [f"{match['id']}/{seat}" for seat in seats]
-        now = repr(time.time())
-        within, held = self._reserve(
-            keys=[live_key(address)], args=[now, LIVE_WINDOW_S, cap, int(force), *members]
-        )
+        within, held = self.queue.reserve(address, match["id"], seats, cap, force)
         if not within and not force:
             raise Problem(
                 429,
                 "bot_seats_exceeded",
                 f"your address already has {held} bot seats in matches being played, and "
-                f"{len(members)} more would pass the cap of {cap} per address; "
+                f"{len(seats)} more would pass the cap of {cap} per address; "
                 "retry when one of those matches is over",
                 headers={"Retry-After": str(CAP_RETRY_AFTER_S)},
-                held=int(held),
+                held=held,
                 cap=cap,
             )
-        return bool(within)
+        return within
 
     def bot_move(self, match: dict[str, Any], policy: str, budget_s: float) -> tuple[str, float]:
         """The policy and thinking time of ``match``'s next bot move: its own,

@@ -10,19 +10,17 @@ only). It is signed the Standard Webhooks way (``webhook-id``,
 ``webhook-timestamp``, ``webhook-signature``: HMAC-SHA256 over
 ``id.timestamp.body``).
 
-Where the work is: Redis. The first lane ``ludotheque:{hooks}:due`` (a
-sorted set in a slot of its own, scored by when a match's next delivery is
-due) names the matches with something to deliver; each match's cursor (the
-last index its receiver acknowledged) and failure count live in
-``m:{id}:hook``, in the match's own slot. A worker leases a match from the
-queue (its score moves past the lease, so that a dead worker's match comes
-due again), delivers from the cursor, moves the cursor only after a 2xx, and
-so delivers every event at least once and in order; one delivery at a time
-per match, any number of workers. A receiver that fails is retried with
-exponential backoff and jitter in a second lane (``ludotheque:{hooks}:retry``)
-served by threads of its own, and its other matches join it there while it
-is marked as failing (``down_key``), so that it slows nobody else's
-deliveries; failing for ``give_up_s`` in a row it is given up on: the match
+Where the work is: Redis (``service.store.deliveries``). The first lane
+names the matches with something to deliver, by when their next delivery
+is due; each match has a cursor (the last index its receiver acknowledged)
+and a failure count. A worker leases a match from the lane (so that a dead
+worker's match comes due again), delivers from the cursor, moves the cursor
+only after a 2xx, and so delivers every event at least once and in order;
+one delivery at a time per match, any number of workers. A receiver that
+fails is retried with exponential backoff and jitter in a second lane,
+the retry lane, served by threads of its own, and its other matches join it
+there while it is marked as failing (its down key), so that it slows nobody
+else's deliveries; failing for ``give_up_s`` in a row it is given up on: the match
 says so (``webhook.given_up``, a ``webhook_given_up`` event whose reason
 is ``call_failed``: why is for the log, never for the match's readers) and
 so do the metrics.
@@ -37,7 +35,7 @@ process, one per receiver in the background: a receiver that never answers
 costs each lane a patience per ``down_s``, not a delivery timeout.
 
 A lane's thread waits the patience only for a receiver known to answer
-within it (``known_key``: it did lately). A first contact goes to the
+within it (it is marked as known: it did lately). A first contact goes to the
 background at once, its match leased where it is and its receiver's other
 matches postponed until it is settled: answered in time, the receiver is
 known and its match goes on in the first lane; late, it is slow, as
@@ -49,7 +47,6 @@ waiting a patience for each, 16 of them held both first-lane threads for
 from __future__ import annotations
 
 import base64
-import hashlib
 import logging
 import os
 import queue
@@ -62,7 +59,6 @@ from concurrent.futures import TimeoutError as NotYet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 from prometheus_client import Counter
@@ -72,49 +68,15 @@ from engines import GAMES
 from engines.core import redact_events
 from service.background import outbound
 from service.domain import access
-from service.store.matches import log_key
+from service.store.deliveries import QUEUE_KEY, RETRY_KEY, Deliveries, down_key
+from service.store.deliveries import enqueue as enqueue  # service.domain.matches calls it here
 from service.store.outages import StoreBackoff, is_store_trouble
 
 log = logging.getLogger(__name__)
 
-# Two lanes in one slot: matches whose receiver answered its last delivery
-# (or has had none yet), and matches waiting to retry one that failed, each
-# served by threads of its own, so that failing receivers cost the first
-# lane one attempt per failure streak and wait in the second.
-QUEUE_KEY = "ludotheque:{hooks}:due"
-RETRY_KEY = "ludotheque:{hooks}:retry"
 ALL = "all"
 YOUR_TURN = "your_turn"
 BATCH = 100  # log entries per delivery, at most
-
-# KEYS: the queue. ARGV: now, lease seconds. Takes the first match due by
-# now and pushes it back by the lease, so that if its taker dies the match
-# comes due again.
-CLAIM = """
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
-if #due == 0 then
-  return false
-end
-redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), due[1])
-return due[1]
-"""
-
-# KEYS: the first lane, the retry lane. ARGV: now, the match. Queue the
-# match in the first lane, due now, unless it is in either lane already
-# (leased, or waiting for a retry: its time and lane stand).
-ENQUEUE = """
-if redis.call('ZSCORE', KEYS[1], ARGV[2]) or redis.call('ZSCORE', KEYS[2], ARGV[2]) then
-  return 0
-end
-return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-"""
-
-# KEYS: the first lane, the retry lane. ARGV: when, the match. Move the
-# match to the retry lane, due at ``when`` (a retry, or its lease there).
-TO_RETRY = """
-redis.call('ZREM', KEYS[1], ARGV[2])
-return redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
-"""
 
 DELIVERIES = Counter(
     "ludotheque_webhook_deliveries_total",
@@ -182,23 +144,6 @@ class Background:
 
     def took_s(self) -> float:
         return (self.ended[0] if self.ended else time.monotonic()) - self.started
-
-
-def hook_key(match_id: str) -> str:
-    return f"m:{{{match_id}}}:hook"
-
-
-def known_key(receiver: str) -> str:
-    """Where a receiver (by its down key) is marked as known to answer within
-    the patience: only such a receiver is waited for in the first lane."""
-    return receiver.replace(":down:", ":known:", 1)
-
-
-def down_key(url: str) -> str:
-    """Where a receiver (scheme, host and port) is marked as failing lately."""
-    parts = urlsplit(url)
-    receiver = f"{parts.scheme}://{(parts.hostname or '').lower()}:{parts.port or ''}"
-    return "ludotheque:{hooks}:down:" + hashlib.sha256(receiver.encode()).hexdigest()[:32]
 
 
 def new_secret() -> str:
@@ -282,13 +227,6 @@ def calling(match: dict[str, Any]) -> bool:
     return "webhook" in match and not match["webhook"]["given_up"]
 
 
-def enqueue(client: Any, match_id: str) -> None:
-    """Something new to deliver in ``match_id``: due now in the first lane,
-    unless it is queued already (leased, or waiting for a retry: its time
-    and lane stand)."""
-    client.register_script(ENQUEUE)(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
-
-
 def chosen(hook: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The entries a delivery carries: what a spectator sees, of the chosen
     types, and the turn notices with their seat number only."""
@@ -314,12 +252,9 @@ class Deliverer:
     ) -> None:
         self.matches = matches
         self.store = matches.store
-        self.client = matches.store.client
+        self.deliveries = Deliveries(matches.store.client)
         self.settings = settings or DeliverySettings()
         self.rng = rng or random.Random()
-        self._claim = self.client.register_script(CLAIM)
-        self._to_retry = self.client.register_script(TO_RETRY)
-        self._enqueue = self.client.register_script(ENQUEUE)
         self._calls = ThreadPoolExecutor(self.settings.in_flight, "webhook-call")
         self._room = threading.BoundedSemaphore(self.settings.in_flight)
         self._lock = threading.Lock()
@@ -330,10 +265,10 @@ class Deliverer:
         """Settle the calls finished in the background, then deliver what
         one match due in ``lane`` owes; False when none was due."""
         self.settle()
-        claimed = self._claim(keys=[lane], args=[time.time(), self.settings.lease_s])
-        if not claimed:
+        claimed = self.deliveries.claim(lane, time.time(), self.settings.lease_s)
+        if claimed is None:
             return False
-        self.deliver(claimed.decode(), lane)
+        self.deliver(claimed, lane)
         return True
 
     def deliver(self, match_id: str, lane: str = QUEUE_KEY) -> None:
@@ -344,54 +279,42 @@ class Deliverer:
             self.unqueue(match_id)
             return
         down = down_key(hook["url"])
-        pipe = self.client.pipeline(transaction=False)
-        pipe.exists(down)
-        pipe.exists(known_key(down))
-        failing, known = pipe.execute()
+        failing, known = self.deliveries.receiver(down)
         if lane == QUEUE_KEY and failing:
             # its receiver failed lately: wait with the retries, not here
-            self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+            self.deliveries.to_retry(match_id, time.time())
             return
         # cursor: every entry up to it is handled (delivered, or chosen by
         # nobody); sent: the last entry of the last delivery acknowledged, so
         # that each delivery covers the range right after the one before.
-        cursor, sent = (
-            int(v or 0) for v in self.client.hmget(hook_key(match_id), "cursor", "sent")
-        )
+        cursor, sent = self.deliveries.cursor(match_id)
         while time.monotonic() < leased_until:
             events = self.store.events(match_id, cursor, BATCH)
             if not events:
                 break
             carried = chosen(hook, events)
             cursor = events[-1]["index"]
-            patient = lane == RETRY_KEY or bool(known)
+            patient = lane == RETRY_KEY or known
             if carried and not self.post(loaded.match, hook, sent + 1, cursor, carried, patient):
                 return  # failed, or going on in the background
             if carried:
                 sent = cursor
                 if lane == RETRY_KEY:
-                    self.client.delete(down)  # the receiver is back
+                    self.deliveries.back(down)  # the receiver is back
             self.handled(match_id, cursor, sent)
         # Done for now: leave the queue, then look again, so that an event
         # committed meanwhile (whose enqueue found this match still queued)
         # is not left behind.
         self.unqueue(match_id)
-        if self.client.xlen(log_key(match_id)) > cursor:
-            self._enqueue(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+        if self.deliveries.behind(match_id, cursor):
+            self.deliveries.enqueue(match_id)
 
     def handled(self, match_id: str, cursor: int, sent: int) -> None:
         """Every entry up to ``cursor`` handled, up to ``sent`` delivered."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hset(hook_key(match_id), mapping={"cursor": cursor, "sent": sent, "failures": 0})
-        pipe.hdel(hook_key(match_id), "since")
-        pipe.expire(hook_key(match_id), self.matches.settings.idle_ttl)
-        pipe.execute()
+        self.deliveries.handled(match_id, cursor, sent, self.matches.settings.idle_ttl)
 
     def unqueue(self, match_id: str) -> None:
-        pipe = self.client.pipeline(transaction=False)
-        pipe.zrem(QUEUE_KEY, match_id)
-        pipe.zrem(RETRY_KEY, match_id)
-        pipe.execute()
+        self.deliveries.unqueue(match_id)
 
     def post(
         self,
@@ -460,11 +383,7 @@ class Deliverer:
         return False
 
     def postpone(self, match_id: str) -> None:
-        soon = {match_id: time.time() + 0.2}
-        pipe = self.client.pipeline(transaction=False)
-        pipe.zadd(QUEUE_KEY, soon, xx=True)
-        pipe.zadd(RETRY_KEY, soon, xx=True)
-        pipe.execute()
+        self.deliveries.postpone(match_id, time.time() + 0.2)
 
     def background(self, slow: Background) -> None:
         """Let a call that is taking long (or a first contact) go on without
@@ -477,8 +396,7 @@ class Deliverer:
             self._backgrounded.add(slow.receiver)
         if not slow.probe:
             self.slow(slow.receiver)
-            lease = time.time() + self.settings.lease_s
-            self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[lease, match_id])
+            self.deliveries.to_retry(match_id, time.time() + self.settings.lease_s)
             log.info("webhook of %s is slow to answer: going on in the background", match_id)
         slow.call.add_done_callback(lambda _: self._ended(slow))
 
@@ -490,10 +408,7 @@ class Deliverer:
         """``receiver`` did not answer within the patience: failing for now,
         and no longer known to answer in time."""
         SLOW.inc()
-        pipe = self.client.pipeline(transaction=False)
-        pipe.set(receiver, "slow", ex=int(self.settings.down_s))
-        pipe.delete(known_key(receiver))
-        pipe.execute()
+        self.deliveries.slow(receiver, self.settings.down_s)
 
     def settle(self) -> None:
         """Settle the calls that went on in the background and have finished:
@@ -515,27 +430,21 @@ class Deliverer:
             if self.outcome(slow.match, slow.call):
                 self.handled(match_id, slow.last, slow.last)
                 if prompt:
-                    ex = int(self.settings.known_s)
-                    self.client.set(known_key(slow.receiver), "1", ex=ex)
-                    self._to_retry(keys=[RETRY_KEY, QUEUE_KEY], args=[time.time(), match_id])
+                    self.deliveries.known(slow.receiver, self.settings.known_s)
+                    self.deliveries.to_first(match_id, time.time())
                 else:
-                    self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+                    self.deliveries.to_retry(match_id, time.time())
 
     def failed(self, match: dict[str, Any], reason: str) -> None:
-        key, now = hook_key(match["id"]), time.time()
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hincrby(key, "failures", 1)
-        pipe.hsetnx(key, "since", now)
-        pipe.hget(key, "since")
-        pipe.expire(key, self.matches.settings.idle_ttl)
-        pipe.set(down_key(match["webhook"]["url"]), reason, ex=int(self.settings.down_s))
-        failures, _, since, _, _ = pipe.execute()
-        if now - float(since) >= self.settings.give_up_s:
+        now, receiver = time.time(), down_key(match["webhook"]["url"])
+        ttl, down_s = self.matches.settings.idle_ttl, self.settings.down_s
+        failures, since = self.deliveries.failed(match["id"], receiver, reason, now, ttl, down_s)
+        if now - since >= self.settings.give_up_s:
             self.give_up(match["id"], reason)
             return
-        delay = min(self.settings.cap_s, self.settings.base_s * 2 ** (int(failures) - 1))
+        delay = min(self.settings.cap_s, self.settings.base_s * 2 ** (failures - 1))
         retry_at = now + self.rng.uniform(delay / 2, delay)  # jitter: retries spread out
-        self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[retry_at, match["id"]])
+        self.deliveries.to_retry(match["id"], retry_at)
         log.info("webhook of %s failed (%s); retry in %.1f s", match["id"], reason, retry_at - now)
 
     def give_up(self, match_id: str, reason: str) -> None:

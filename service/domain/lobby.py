@@ -1,66 +1,60 @@
-"""The lobby: each game's listed matches that have open seats, newest first.
+"""The lobby's rules: which listed matches it shows, and what it shows of
+each (docs/lobby.md; the index they are kept in: ``service.store.lobby``).
 
-The index is one sorted set per game, ``lobby:{G}``, in a cluster slot of its
-own; every member scores 0 and is ``<created ms, 13 digits>:<match id>``, so
-the set's lexical order is creation order and a member is a cursor that
-never moves (``ZREVRANGEBYLEX`` from it continues exactly where a page
-stopped, however many matches come and go meanwhile).
-
-The index is a hint, the match is the truth. It is updated after the
-match's own write (a match and the index live in different slots, so no
-single script can do both on a cluster): a listed match is added when it is
-created with open seats or a seat is left, removed when it fills, starts or
-ends. A reader never trusts it: each page reads the listed matches
-themselves (one pipelined round trip per batch) and shows only those still
-waiting with an open seat, removing the stale members it met. So a match
-that has just started, expired or been aborted is never shown, whatever
-order concurrent writers updated the index in.
-
-A page costs at most ``SCAN_ROUNDS`` batches, each one ``ZREVRANGEBYLEX``
-plus one pipelined read of up to ``limit`` matches (plus one ``ZREM`` when it
-met stale members): a bounded number of round trips whatever the number of
-matches. When filters skip many matches, a page may hold fewer than
-``limit`` of them while ``next`` still points further.
+The lobby shows a match created with ``"listed": true`` while it waits
+with an open seat, newest first; it lists the match when it is created with
+open seats or a seat is left, and takes it off when it fills, starts or
+ends. An entry shows the match's seats as anyone may see them: never a
+token.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-import orjson
-
 from engines.core import Event, Game
-from service.domain import matches as m
-from service.store.matches import Store, match_key
-
-SCAN_ROUNDS = 3
-CURSOR = re.compile(r"^[0-9]{13}:[0-9a-f]{32}$")
 
 
-def lobby_key(game_name: str) -> str:
-    return f"lobby:{{{game_name}}}"
+def is_open(seat: dict[str, Any]) -> bool:
+    """Free for anyone to join (a rematch seat ``awaits`` its holder instead)."""
+    return seat["token"] is None and not seat.get("bot") and not seat.get("awaits")
 
 
-def member(match: dict[str, Any]) -> str:
-    return f"{int(match['created_at'] * 1000):013d}:{match['id']}"
+def public_seats(match: dict[str, Any]) -> list[dict[str, Any]]:
+    """The seats as anyone may see them."""
+    return [
+        {"seat": i, "name": s["name"], "bot": s.get("bot"), "open": is_open(s)}
+        | ({"reserved": True} if s.get("awaits") else {})
+        for i, s in enumerate(match["seats"])
+    ]
 
 
 def open_seats(match: dict[str, Any]) -> list[int]:
+    """The seats one may join; any makes the match a waiting one."""
     if match.get("ended"):
         return []
-    return [seat for seat, held in enumerate(match["seats"]) if m.is_open(held)]
+    return [seat for seat, held in enumerate(match["seats"]) if is_open(held)]
 
 
-def sync(store: Store, game: Game, match: dict[str, Any], events: list[Event]) -> None:
-    """After a listed match's write: list it or take it off the list."""
+def listed_after(match: dict[str, Any], events: list[Event]) -> bool | None:
+    """After a listed match's write of ``events``: True to list it, False
+    to take it off the list, None to leave the list as it is."""
     kinds = {event["type"] for event in events}
-    key = lobby_key(game.name)
-    if open_seats(match) and m.status_of(game, match) == "waiting":
-        if kinds & {"match_created", "seat_left"}:
-            store.client.zadd(key, {member(match): 0})
-    elif kinds & {"seat_joined", "match_started", "match_over"}:
-        store.client.zrem(key, member(match))
+    if open_seats(match):
+        return True if kinds & {"match_created", "seat_left"} else None
+    return False if kinds & {"seat_joined", "match_started", "match_over"} else None
+
+
+def still_open(match: dict[str, Any] | None) -> list[int]:
+    """The open seats of a match met in the list; none when the lobby shows
+    it no more (gone, unlisted, full, started or over)."""
+    return open_seats(match) if match and match.get("listed") else []
+
+
+def fits(match: dict[str, Any], seats_open: list[int], players: int | None, min_open: int) -> bool:
+    """Whether a page asking for ``players`` seats (None: any number) and at
+    least ``min_open`` open seats shows ``match``."""
+    return len(seats_open) >= min_open and players in (None, len(match["seats"]))
 
 
 def entry(match: dict[str, Any], seats_open: list[int]) -> dict[str, Any]:
@@ -71,44 +65,14 @@ def entry(match: dict[str, Any], seats_open: list[int]) -> dict[str, Any]:
         "open_seats": seats_open,
         "options": match["options"],
         "created_at": match["created_at"],
-        "seats": m.public_seats(match),
+        "seats": public_seats(match),
     }
 
 
-def page(
-    store: Store,
-    game: Game,
-    limit: int,
-    cursor: str | None = None,
-    players: int | None = None,
-    min_open: int = 1,
-) -> dict[str, Any]:
-    """Up to ``limit`` listed matches with at least ``min_open`` open seats
-    (and exactly ``players`` seats, if given), newest first, after ``cursor``."""
-    key = lobby_key(game.name)
-    start = f"({cursor}" if cursor else "+"
-    shown: list[dict[str, Any]] = []
-    for _ in range(SCAN_ROUNDS):
-        members = store.client.zrevrangebylex(key, start, "-", start=0, num=limit)
-        pipe = store.client.pipeline(transaction=False)
-        for found in members:
-            pipe.hget(match_key(found.decode().split(":")[1]), "d")
-        rows = pipe.execute() if members else []
-        stale = []
-        for found, data in zip(members, rows, strict=True):
-            start = "(" + found.decode()
-            match = orjson.loads(data) if data is not None else None
-            seats_open = open_seats(match) if match and match.get("listed") else []
-            if match is None or not seats_open or m.status_of(game, match) != "waiting":
-                stale.append(found)
-            elif len(seats_open) >= min_open and players in (None, len(match["seats"])):
-                shown.append(entry(match, seats_open))
-                if len(shown) == limit:
-                    break
-        if stale:
-            store.client.zrem(key, *stale)
-        if len(members) < limit:
-            return {"matches": shown, "next": None}
-        if len(shown) == limit:
-            break
-    return {"matches": shown, "next": start[1:]}
+# -- where callers found the index before it moved to the store ------------------
+def sync(store: Any, game: Game, match: dict[str, Any], events: list[Event]) -> None:
+    """``service.store.lobby.sync``, for ``service.domain.matches`` until it
+    calls the store's."""
+    from service.store import lobby as index
+
+    index.sync(store, game, match, events)

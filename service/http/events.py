@@ -29,7 +29,8 @@ from service.http.streams import (
     ticket_answer,
     ticket_stream,
 )
-from service.live.tickets import follows_of, issue
+from service.live.tickets import follows_of
+from service.store.tickets import issue
 
 
 def add_routes(blp: Blueprint, contract: GameContract) -> None:

@@ -8,7 +8,6 @@ from typing import Any
 from flask import Response, request
 from flask.views import MethodView
 
-from service.domain import lobby
 from service.domain import tokens as auth
 from service.domain.matches import present
 from service.http.answers import (
@@ -27,6 +26,7 @@ from service.http.game_schemas import GameContract
 from service.http.schemas import LobbyQuerySchema, LobbySchema, MatchQuerySchema
 from service.http.streams import address
 from service.live.turns import settled, wait_for_turn
+from service.store import lobby
 
 
 def add_routes(blp: Blueprint, contract: GameContract) -> None:

@@ -18,16 +18,9 @@ from service.domain.matches import status_of
 from service.domain.problems import Problem
 from service.http.arguments import Blueprint
 from service.live.followers import Watch, parse_cursors
-from service.live.tickets import (
-    MAX_MATCHES,
-    check_holder,
-    follows_of,
-    issue,
-    keep_floor,
-    redeem,
-    release,
-)
+from service.live.tickets import MAX_MATCHES, check_holder, follows_of, redeem
 from service.live.wsgi import ANSWER
+from service.store.tickets import issue, keep_floor, release
 
 
 class FollowSchema(Schema):

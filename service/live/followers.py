@@ -25,8 +25,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
 from engines.core import Game
 from service.domain.access import SEAT_CHANGES, ends_following, private_to
 from service.domain.problems import Problem
@@ -34,6 +32,7 @@ from service.domain.tokens import token_hash
 from service.live import shutdown as lifecycle
 from service.live.hub import Batch, Direct, Encoded, Follower, Hub, encode
 from service.observability import OPEN_STREAMS
+from service.store import allowances
 from service.store.matches import Store
 from service.store.outages import STORE_GONE, ending_cleanly
 
@@ -182,23 +181,6 @@ def follow(
 
 
 # -- bounds -------------------------------------------------------------------
-
-# KEYS: one holder's set of open followers. ARGV: now, this follower's lease
-# end, its id, the cap. Forgets expired leases, then adds this one if the
-# holder is under its cap: 1 held, 0 refused.
-HOLD = """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
-  return 0
-end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-redis.call('EXPIRE', KEYS[1], math.ceil(ARGV[2] - ARGV[1]) + 1)
-return 1
-"""
-
-PREFIX = "ludotheque:followers"
-
-
 @dataclass(frozen=True)
 class Bounds:
     per_address: int = 200  # open streams and long polls per client address (0: no cap)
@@ -226,29 +208,23 @@ class Allowances:
                 "this server process follows all it can; retry shortly",
                 headers={"Retry-After": "5"},
             )
-        held = [(f"{PREFIX}:address:{address}", self.bounds.per_address)]
-        held += [(f"{PREFIX}:token:{token_hash(t)}", self.bounds.per_token) for t in tokens]
+        held = [(allowances.holder_key("address", address), self.bounds.per_address)]
+        held += [
+            (allowances.holder_key("token", token_hash(t)), self.bounds.per_token) for t in tokens
+        ]
         held = [(key, cap) for key, cap in held if cap > 0]
         if not held:
             return []
         member = uuid.uuid4().hex
-        now = time.time()
-        pipe = self.client.pipeline(transaction=False)
-        for key, cap in held:
-            pipe.execute_command("EVAL", HOLD, 1, key, now, now + lease_s, member, cap)
-        try:
-            answers = pipe.execute()
-        except redis.RedisError:
-            raise Problem(503, "store_unavailable", "the store is unavailable") from None
+        answers = allowances.hold(self.client, held, member, lease_s)
         keys = [key for key, _ in held]
-        for (key, cap), answer in zip(held, answers, strict=True):
-            if not int(answer):
+        for (key, cap), within in zip(held, answers, strict=True):
+            if not within:
                 self.release([*keys, member])
-                scope = key.split(":")[2]
                 raise Problem(
                     429,
                     "too_many_followers",
-                    f"at most {cap} open streams and long polls per {scope}",
+                    f"at most {cap} open streams and long polls per {allowances.scope_of(key)}",
                     headers={"Retry-After": "10"},
                 )
         return [*keys, member]
@@ -257,13 +233,7 @@ class Allowances:
         if not held:
             return
         *keys, member = held
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            for key in keys:
-                pipe.zrem(key, member)
-            pipe.execute()
-        except redis.RedisError:
-            pass  # the lease runs out on its own
+        allowances.release(self.client, keys, member)
 
 
 class Shortcut:

@@ -3,9 +3,9 @@ process follows its matches through it.
 
 The match log (a Redis stream) stays the single source of truth. The write
 that appends events also publishes a tiny wake-up (the new last index) on
-the match's channel ``m:{id}:wake``, in the match's own slot (``SPUBLISH``
-on Redis Cluster). The hub holds one subscriber connection per Redis node
-for the matches its followers watch; on a wake-up it reads the new entries
+the match's channel, in the match's own slot (``service.store.wakeups``).
+The hub holds one subscriber connection per Redis node for the matches its
+followers watch; on a wake-up it reads the new entries
 once per match (one pipelined round trip for every match woken together)
 and hands them to each local follower, which keeps its own cursor and
 redaction. A wake-up is only a hint: every ``check_s`` one pipelined
@@ -30,14 +30,13 @@ from functools import cached_property
 from typing import Any, Protocol
 
 import orjson
-import redis
-from redis.cluster import RedisCluster
-from redis.exceptions import RedisClusterException
 
 from engines.core import redact_events
 from service.domain.access import SEAT_CHANGES
 from service.live import shutdown as lifecycle
-from service.store.matches import Store, log_key, logged
+from service.store import wakeups
+from service.store.matches import Store
+from service.store.outages import STORE_ERRORS
 
 log = logging.getLogger(__name__)
 
@@ -47,22 +46,6 @@ READ_CHUNK = 500  # log entries per read of one match
 # polls for I/O before going on.
 SLICE_S = 0.005
 PAUSE_S = 0.0001
-
-
-# What the store raises when it has trouble: redis-py's errors, and its
-# cluster client's own (a cluster that cannot be reached at all).
-STORE_ERRORS = (redis.RedisError, RedisClusterException)
-
-
-def wake_channel(match_id: str) -> str:
-    """The channel a match's writes publish on: in the match's slot."""
-    return f"m:{{{match_id}}}:wake"
-
-
-def channel_match(channel: bytes | str) -> str | None:
-    text = channel.decode() if isinstance(channel, bytes) else channel
-    start, end = text.find("{"), text.find("}")
-    return text[start + 1 : end] if 0 <= start < end else None
 
 
 # An event as one viewer may see it: its index, the event, its JSON, and
@@ -199,7 +182,7 @@ class Listener:
     """One subscriber connection to one Redis node, for the channels of the
     followed matches that live there; runs in its own thread."""
 
-    def __init__(self, hub: Hub, connect: Callable[[], redis.Redis], sharded: bool) -> None:
+    def __init__(self, hub: Hub, connect: wakeups.Connect, sharded: bool) -> None:
         self.hub = hub
         self.connect = connect
         self.sharded = sharded
@@ -242,7 +225,7 @@ class Listener:
                 message = pubsub.get_message(timeout=0.1)
                 while message is not None:
                     if message["type"] in ("message", "smessage"):
-                        match_id = channel_match(message["channel"])
+                        match_id = wakeups.channel_match(message["channel"])
                         if match_id is not None:
                             self.hub.wake(match_id, int(message["data"]))
                     message = pubsub.get_message(timeout=0)
@@ -257,8 +240,7 @@ class Hub:
 
     def __init__(self, store: Store, check_s: float = 1.0) -> None:
         self.store = store
-        self.client = store.client
-        self.cluster = isinstance(self.client, RedisCluster)
+        self.sharded = wakeups.sharded(store.client)
         self.check_s = check_s
         self.stopped = False
         self._lock = threading.Lock()
@@ -317,23 +299,12 @@ class Hub:
 
     def _subscriptions(self) -> None:
         """Tell each node's listener which channels to hold (under the lock)."""
-        by_node: dict[str, set[str]] = {}
-        connectors: dict[str, Callable[[], redis.Redis]] = {}
-        for match_id in self._followers:
-            channel = wake_channel(match_id)
-            if self.cluster:
-                node = self.client.get_node_from_key(channel)
-                name = node.name
-                connectors[name] = _node_connector(self.client, node.host, node.port)
-            else:
-                name = "redis"
-                connectors[name] = _single_connector(self.client)
-            by_node.setdefault(name, set()).add(channel)
-        for name in by_node:
+        by_node = wakeups.channels_by_node(self.store.client, self._followers)
+        for name, (connect, _) in by_node.items():
             if name not in self._listeners:
-                self._listeners[name] = Listener(self, connectors[name], self.cluster)
+                self._listeners[name] = Listener(self, connect, self.sharded)
         for name, listener in self._listeners.items():
-            listener.want(by_node.get(name, set()))
+            listener.want(by_node[name][1] if name in by_node else set())
 
     def _read_loop(self) -> None:
         while not self.stopped:
@@ -354,14 +325,8 @@ class Hub:
                 time.sleep(0.2)
 
     def _fan_out(self, woken: dict[str, int], starts: dict[str, int | None]) -> None:
-        reads = [m for m in woken if woken[m] >= 0 and starts[m] is not None]
-        found: dict[str, list[dict[str, Any]]] = {}
-        if reads:
-            pipe = self.client.pipeline(transaction=False)
-            for match_id in reads:
-                pipe.xrange(log_key(match_id), f"0-{starts[match_id] + 1}", "+", count=READ_CHUNK)
-            for match_id, entries in zip(reads, pipe.execute(), strict=True):
-                found[match_id] = [logged(entry_id, fields) for entry_id, fields in entries]
+        reads = {m: after for m, after in starts.items() if woken[m] >= 0 and after is not None}
+        found = self.store.events_after(reads, READ_CHUNK) if reads else {}
         handed, slice_ends = 0, time.monotonic() + SLICE_S
         for match_id, last in woken.items():
             events = found.get(match_id, [])
@@ -393,10 +358,7 @@ class Hub:
                 self.trouble = None  # nobody to tell; the next follower's check will
                 continue
             try:
-                pipe = self.client.pipeline(transaction=False)
-                for match_id in followed:
-                    pipe.xlen(log_key(match_id))
-                lengths = pipe.execute()
+                lengths = self.store.log_lengths(followed)
             except STORE_ERRORS as error:
                 log.warning("push hub: the periodic check failed", exc_info=True)
                 self.trouble = error
@@ -404,7 +366,7 @@ class Hub:
                 continue
             self.trouble = None
             for match_id, length in zip(followed, lengths, strict=True):
-                self.wake(match_id, int(length) if length else -1)
+                self.wake(match_id, length if length else -1)
 
     def _poke_all(self) -> None:
         """Wake every follower, to look at the server's or the store's state."""
@@ -418,20 +380,3 @@ class Hub:
         self.stopped = True
         self._wakeup.set()
         self._poke_all()
-
-
-def _single_connector(client: redis.Redis) -> Callable[[], redis.Redis]:
-    return _like(client.connection_pool)
-
-
-def _node_connector(client: RedisCluster, host: str, port: int) -> Callable[[], redis.Redis]:
-    return _like(client.get_node(host=host, port=port).redis_connection.connection_pool)
-
-
-def _like(pool: redis.ConnectionPool) -> Callable[[], redis.Redis]:
-    """A client for one subscriber connection, configured as ``pool``'s, that
-    waits for messages as long as it must."""
-    kwargs = dict(pool.connection_kwargs) | {"socket_timeout": None}
-    return lambda: redis.Redis(
-        connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs)
-    )

@@ -24,8 +24,7 @@ from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
-from service.background.outbound import PUBLIC_REASON
-from service.http.limits import HIT, Counter, RateLimits
+from service.store.counters import HIT, Counter, RateLimits
 from service.store.outages import NotReplicated
 from service.store.sentinel import SENTINEL_SCHEMES, sentinel_client
 
@@ -75,7 +74,7 @@ if has_record then
   redis.call('SET', KEYS[3], ARGV[4], 'EX', tonumber(ARGV[5]))
 end
 if #ARGV >= 8 + 2 * counters then
-  -- the push hubs' wake-up (service.live.hub): the match's new last index
+  -- the push hubs' wake-up (service.store.wakeups): the match's new last index
   redis.call('PUBLISH', KEYS[1] .. ':wake', n)
 end
 return {1, version, n}
@@ -341,6 +340,25 @@ class Store:
         entries = self.client.xrange(log_key(match_id), f"0-{after + 1}", "+", count=limit)
         return [logged(entry_id, fields) for entry_id, fields in entries]
 
+    def events_after(self, starts: dict[str, int], limit: int) -> dict[str, list[dict[str, Any]]]:
+        """For each match of ``starts``, its events after the index given
+        there, at most ``limit``: one pipelined round trip for them all."""
+        pipe = self.client.pipeline(transaction=False)
+        for match_id, after in starts.items():
+            pipe.xrange(log_key(match_id), f"0-{after + 1}", "+", count=limit)
+        return {
+            match_id: [logged(entry_id, fields) for entry_id, fields in entries]
+            for match_id, entries in zip(starts, pipe.execute(), strict=True)
+        }
+
+    def log_lengths(self, match_ids: list[str]) -> list[int]:
+        """How many entries each match's log holds (0: none, or gone), in
+        one pipelined round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for match_id in match_ids:
+            pipe.xlen(log_key(match_id))
+        return [int(length) for length in pipe.execute()]
+
     def exists(self, match_id: str) -> bool:
         return bool(self.client.exists(match_key(match_id)))
 
@@ -355,6 +373,7 @@ class Store:
 # Events logged before failed outside calls stopped saying why (issue 31,
 # point 11) carried the reason ('dns', 'internal_address', ...): read back,
 # they say what the events written since say.
+PUBLIC_REASON = "call_failed"  # all that a match's events say of a failed call
 WHY_NOT_SHOWN = {"bot_timeout", "webhook_given_up"}
 
 

@@ -43,6 +43,10 @@ TROUBLE = (
     NotReplicated,
 )
 
+# What the store raises when it has trouble: redis-py's errors, and its
+# cluster client's own (a cluster that cannot be reached at all).
+STORE_ERRORS = (exceptions.RedisError, exceptions.RedisClusterException)
+
 # Refusals redis-py leaves as a plain ResponseError, by their first word:
 # a script or module running too long (BUSY), a primary that cannot persist
 # (MISCONF), too few replicas for min-replicas-to-write (NOREPLICAS).

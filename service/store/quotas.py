@@ -20,12 +20,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from flask import Flask
 from limits import RateLimitItem, parse_many
 
 from service.domain.problems import Problem
-from service.http.limits import HIT
-from service.store.matches import Store
+from service.store.counters import HIT
 
 PREFIX = "ludotheque:q"
 
@@ -123,15 +121,3 @@ class Quotas:
         expires = now + self.waiting_ttl if waiting else ""
         key = f"{PREFIX}:waiting:{tag(address)}"
         self.client.eval(JOINED, 1, key, match_id, expires, self.waiting_ttl)
-
-
-def quotas_for(app: Flask, store: Store) -> Quotas | None:
-    """The app's quotas: off with the rate limits (LUDOTHEQUE_RATE_LIMITS)."""
-    if not app.config["RATELIMIT_ENABLED"]:
-        return None
-    return Quotas.of(
-        store.client,
-        app.config["MAX_WAITING_PER_ADDRESS"],
-        app.config["WAITING_TTL"],
-        app.config["RATE_LIMIT_CREATE"],
-    )

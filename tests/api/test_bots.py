@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.background.scheduler import LEASES, READY_BOTS, READY_PEOPLE, TIMERS
 from service.background.worker import Worker
 from service.domain.matches import Matches
 from service.store.matches import match_key
+from service.store.scheduling import LEASES, READY_BOTS, READY_PEOPLE, TIMERS
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem, replay_from_log
 

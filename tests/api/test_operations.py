@@ -13,8 +13,8 @@ import pytest
 import redis
 from pythonjsonlogger.json import JsonFormatter
 
-from service.http.limits import PREFIX
 from service.observability import RequestIdFilter
+from service.store.counters import PREFIX
 from tests.api.client import ApiClient
 from tests.api.test_api import assert_problem
 from tests.conftest import LiveServer

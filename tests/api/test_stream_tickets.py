@@ -7,7 +7,7 @@ import time
 
 import requests
 
-from service.live import tickets
+from service.store import tickets
 from tests.api.client import ApiClient
 from tests.api.test_live import all_events, new, play_to_the_end, sse_events
 from tests.conftest import LiveServer

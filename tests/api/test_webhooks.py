@@ -22,6 +22,7 @@ from engines.core import redact_events
 from service.background import outbound, webhooks
 from service.background.webhooks import Deliverer, DeliverySettings
 from service.background.worker import Worker
+from service.store import deliveries
 from service.store.matches import log_key
 from tests.api.client import ApiClient
 from tests.api.receivers import BotServer, WebhookReceiver
@@ -226,8 +227,8 @@ def test_a_receiver_that_keeps_failing_is_given_up_without_slowing_others(
         assert "webhook_given_up" in [e["type"] for e in log_of(redis_client, doomed)]
         assert_in_contract(log_of(redis_client, doomed))
         assert webhooks.GIVEN_UP._value.get() >= given_up_before + 1
-        assert redis_client.zscore(webhooks.QUEUE_KEY, doomed) is None
-        assert redis_client.zscore(webhooks.RETRY_KEY, doomed) is None
+        assert redis_client.zscore(deliveries.QUEUE_KEY, doomed) is None
+        assert redis_client.zscore(deliveries.RETRY_KEY, doomed) is None
         metrics = api.http.get(f"{api.base}/metrics").text
         assert "ludotheque_webhooks_given_up_total" in metrics
     finally:
@@ -699,7 +700,7 @@ def test_a_delivery_without_a_free_slot_is_not_held_against_its_receiver(
             time.sleep(1.5)
             assert receiver.attempts == 0
             assert not api.get(GAME, match_id).json()["webhook"]["given_up"]
-            assert redis_client.zscore(webhooks.RETRY_KEY, match_id) is None
+            assert redis_client.zscore(deliveries.RETRY_KEY, match_id) is None
             outbound._slots.release()
             wait_until(lambda: delivered_everything(api, redis_client, receiver, [match_id]), 60)
         assert_complete_and_in_order(redis_client, receiver, [match_id])
