@@ -113,7 +113,7 @@ start)
     export LUDOTHEQUE_BIND
     # The root filesystem is read-only in the Helm chart: gunicorn's worker
     # heartbeat files go to the writable tmp volume.
-    exec "$(prefix)/bin/gunicorn" --config python:service.gunicorn_conf \
+    exec "$(prefix)/bin/gunicorn" --config python:service.server.gunicorn_conf \
         --worker-tmp-dir "${LUDOTHEQUE_WORKER_TMP_DIR:-${TMPDIR:-/tmp}}"
     ;;
 worker)
