@@ -21,7 +21,8 @@ The two clients differ by address: the server is started with
 ``LUDOTHEQUE_TRUSTED_PROXIES=1`` and each client sends its own
 ``X-Forwarded-For``. Rate limits are off (they are not what is measured).
 It prints the delays' count, p50, p99 and max, and what the attacker's
-requests got; ``--json PATH`` writes them::
+requests got, and writes them to ``bench/results/bots.json``
+(``bench.results``; ``--json PATH`` elsewhere)::
 
     python -m bench.bots                     # the attack, 60 s
     python -m bench.bots --attack 0          # the victim alone
@@ -48,6 +49,7 @@ from typing import Any
 
 import requests
 
+from bench import results
 from bench.load import redis_server
 from service.store.embedded import free_port
 
@@ -205,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the figures there")
     parser.add_argument("--log", type=Path, help="keep the server's output there")
     args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
     if not 0 < args.seconds <= 600:
         parser.error("--seconds: 0 to 600")
     if not 0 <= args.attack <= 200:
@@ -253,9 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(json.dumps(figures, indent=2))
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {results.write(args.json, 'bots', argv, figures)}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(results.command_line("bots")))

@@ -10,7 +10,9 @@ card changed at a time, keeping the hand when its list is no shorter. For the
 longest list and the slowest call of each situation: the actions, the time of
 one call (best of a few, the cache of the hand's melds cleared first) and the
 time ``orjson`` takes to serialise the list. Then random games for the typical
-figures::
+figures. Times are this process's CPU time, as in ``bench.gaudi_legal``: other
+work on the machine moves them little. The figures go to
+``bench/results/ducale_legal.json`` (``bench.results``)::
 
     python -m bench.ducale_legal
     python -m bench.ducale_legal --samples 2000 --climb 400 --games 50
@@ -25,10 +27,12 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
 
+from bench import results
 from engines.ducale import GAME, melds, rules
 from engines.ducale.melds import JOKER
 
@@ -107,13 +111,13 @@ def measure(state: dict[str, Any], repeat: int = 3) -> Measure:
     actions: list[dict[str, Any]] = []
     for _ in range(repeat):
         rules._hand_melds.cache_clear()
-        start = time.perf_counter()
+        start = time.process_time()
         actions = rules.legal_actions(state, 0)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         body = orjson.dumps(actions)
-        dump = min(dump, time.perf_counter() - start)
+        dump = min(dump, time.process_time() - start)
     return Measure(best * 1000, len(actions), dump * 1000, len(body) / 1024)
 
 
@@ -176,8 +180,10 @@ def line(label: str, found: Measure) -> str:
     )
 
 
-def worst_cases(samples: int, steps: int, seed: int, out: Callable[[str], None]) -> None:
+def worst_cases(samples: int, steps: int, seed: int, out: Callable[[str], None]) -> dict[str, Any]:
+    """Per situation, its longest list and its slowest call, each with its hand."""
     rng = random.Random(seed)
+    figures: dict[str, Any] = {}
     randoms = [random_hand(rng) for _ in range(samples)]
     for name, where in SITUATIONS.items():
         out(f"\n{name}")
@@ -194,9 +200,17 @@ def worst_cases(samples: int, steps: int, seed: int, out: Callable[[str], None])
             found, hand = max(again, key=lambda item: getattr(item[0], field))
             out(line(label, found))
             out(f"    {' '.join(hand)}")
+            figures.setdefault(name, {})[label] = {
+                "ms": round(found.ms, 2),
+                "actions": found.actions,
+                "orjson_ms": round(found.dump_ms, 2),
+                "kib": round(found.kilobytes),
+                "hand": hand,
+            }
+    return figures
 
 
-def random_games(games: int, out: Callable[[str], None]) -> None:
+def random_games(games: int, out: Callable[[str], None]) -> dict[str, Any]:
     times: list[float] = []
     sizes: list[int] = []
     for seed in range(games):
@@ -209,9 +223,9 @@ def random_games(games: int, out: Callable[[str], None]) -> None:
         )
         state = GAME.setup(options, n_players, seed)
         while seats := GAME.to_act(state):
-            start = time.perf_counter()
+            start = time.process_time()
             actions = GAME.legal_actions(state, seats[0])
-            times.append((time.perf_counter() - start) * 1000)
+            times.append((time.process_time() - start) * 1000)
             sizes.append(len(actions))
             GAME.apply(state, seats[0], rng.choice(actions))
     times.sort()
@@ -219,6 +233,15 @@ def random_games(games: int, out: Callable[[str], None]) -> None:
     out(f"\nrandom games: {games} games, {len(times)} legal_actions calls")
     out(f"  time: mean {mean:.3f} ms, p99 {p99:.2f} ms, worst {times[-1]:.1f} ms")
     out(f"  actions: mean {statistics.fmean(sizes):.1f}, most {max(sizes)}")
+    return {
+        "games": games,
+        "calls": len(times),
+        "mean_ms": round(mean, 3),
+        "p99_ms": round(p99, 2),
+        "worst_ms": round(times[-1], 1),
+        "mean_actions": round(statistics.fmean(sizes), 1),
+        "most_actions": max(sizes),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,17 +250,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--climb", type=int, default=200, help="hill-climb steps a situation")
     parser.add_argument("--games", type=int, default=20, help="random games to 500")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
 
     def out(line: str) -> None:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
     out(f"Ducale legal_actions, Python {sys.version.split()[0]}")
-    worst_cases(args.samples, args.climb, args.seed, out)
-    random_games(args.games, out)
+    figures = {
+        "worst_cases": worst_cases(args.samples, args.climb, args.seed, out),
+        "random_games": random_games(args.games, out),
+    }
+    if args.json:
+        out(f"wrote {results.write(args.json, 'ducale_legal', argv, figures)}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(results.command_line("ducale_legal")))

@@ -20,7 +20,8 @@ what its client was told:
 - longest 503: the longest time one request kept being answered 503 (or
   cut) before it got an answer; and each failover's time to heal.
 
-The test ``tests/test_failover.py`` runs it small; at a bigger scale::
+The test ``tests/test_failover.py`` runs it small; at a bigger scale (the
+figures go to ``bench/results/failover.json``, ``bench.results``)::
 
     python -m bench.failover --kills 5 --clients 16 --seconds-between 5 --min-replicas 1
     python -m bench.failover --kills 5 --clients 16 --seconds-between 5 --min-replicas 0
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import random
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -45,6 +47,7 @@ import redis
 import requests
 from redis.cluster import RedisCluster
 
+from bench import results
 from engines import GAMES
 from service.domain.matches import engine_options
 from service.store.matches import log_key, match_key
@@ -330,7 +333,7 @@ def run(
     return report
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--topology", choices=["cluster", "sentinel"], default="cluster")
     parser.add_argument("--clients", type=int, default=16)
@@ -341,8 +344,9 @@ def main() -> None:
     parser.add_argument(
         "--replicas", type=int, help="replicas per primary (default: cluster 1, sentinel 2)"
     )
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
     with tempfile.TemporaryDirectory(prefix="ludotheque-failover-") as root:
         report = run(
             Path(root),
@@ -356,8 +360,8 @@ def main() -> None:
         )
     print("\n".join(report.lines()))
     if args.json:
-        args.json.write_bytes(orjson.dumps(report.__dict__, option=orjson.OPT_INDENT_2))
+        print(f"wrote {results.write(args.json, 'failover', argv, report.__dict__)}")
 
 
 if __name__ == "__main__":
-    main()
+    main(results.command_line("failover"))

@@ -2,7 +2,8 @@
 
 Plays random games (uniformly random legal actions, every player count,
 normal and beginner rules) and reports the worst ``legal_actions`` time and
-the largest list seen::
+the largest list seen; the figures go to ``bench/results/gaudi_legal.json``
+(``bench.results``)::
 
     python -m bench.gaudi_legal --games 200
 """
@@ -15,7 +16,10 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+from bench import results
 from engines.gaudi import GAME
 
 
@@ -48,13 +52,24 @@ def play(seed: int, n_players: int, beginner: bool, record: Record) -> None:
         GAME.apply(state, seat, rng.choice(actions))
 
 
-def report(label: str, record: Record) -> str:
+def summary(record: Record) -> dict[str, Any]:
     times = sorted(record.times_ms)
-    p99 = times[int(len(times) * 0.99)]
+    return {
+        "calls": len(times),
+        "mean_ms": round(statistics.fmean(times), 3),
+        "p99_ms": round(times[int(len(times) * 0.99)], 3),
+        "worst_ms": round(record.worst_ms, 3),
+        "worst_actions": record.worst_size,
+        "largest_list": record.largest,
+        "largest_list_ms": round(record.largest_ms, 3),
+    }
+
+
+def report(label: str, s: dict[str, Any]) -> str:
     return (
-        f"{label}: {len(times)} calls, mean {statistics.fmean(times):.2f} ms, "
-        f"p99 {p99:.2f} ms, worst {record.worst_ms:.2f} ms ({record.worst_size} actions); "
-        f"largest list {record.largest} actions ({record.largest_ms:.2f} ms)"
+        f"{label}: {s['calls']} calls, mean {s['mean_ms']:.2f} ms, "
+        f"p99 {s['p99_ms']:.2f} ms, worst {s['worst_ms']:.2f} ms ({s['worst_actions']} actions); "
+        f"largest list {s['largest_list']} actions ({s['largest_list_ms']:.2f} ms)"
     )
 
 
@@ -62,16 +77,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=100, help="games per rule set")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    figures: dict[str, Any] = {"games_per_rule_set": args.games}
     for beginner in (False, True):
         record = Record()
         for i in range(args.games):
             n_players = 2 + i % (GAME.max_players - 1)
             play(args.seed + i, n_players, beginner, record)
-        label = "beginner rules" if beginner else "standard rules"
-        sys.stdout.write(report(f"{label}, {args.games} games", record) + "\n")
+        label = "beginner" if beginner else "standard"
+        figures[label] = summary(record)
+        sys.stdout.write(report(f"{label} rules, {args.games} games", figures[label]) + "\n")
+    if args.json:
+        sys.stdout.write(f"wrote {results.write(args.json, 'gaudi_legal', argv, figures)}\n")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(results.command_line("gaudi_legal")))

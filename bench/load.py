@@ -20,11 +20,12 @@ It prints, per phase and endpoint, requests/s, p50/p95/p99 latency and
 errors, and the CPU the server (every process of ``serve``) and Redis spent
 per request, a figure that moves less with the machine's load than the
 rates do; then the ratios (action vs read-modify-write, view vs GET) and the
-action p99 at half load; ``--json PATH`` writes them all. It also counts the
+action p99 at half load, and writes them all to ``bench/results/load.json``
+(``bench.results``; ``--json PATH`` elsewhere). It also counts the
 Redis round trips per request and the Redis memory per match (every game at
 its largest player count), in process, with Flask's test client::
 
-    python -m bench.load --seconds 10 --json bench-load.json
+    python -m bench.load --seconds 10 --clients 32 --workers 2
     python -m bench.load --seconds 3 --clients 16 --workers 2
 """
 
@@ -36,7 +37,6 @@ import contextlib
 import ipaddress
 import multiprocessing
 import os
-import platform
 import random
 import shutil
 import signal
@@ -55,13 +55,13 @@ import orjson
 import redis
 import requests
 
-from bench import baseline_app
+from bench import baseline_app, results
 from engines import GAMES
 from service.store.counters import PREFIX
 from service.store.embedded import EmbeddedRedis, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-GUNICORN_CONF = ROOT / "service" / "gunicorn_conf.py"
+GUNICORN_CONF = ROOT / "service" / "server" / "gunicorn_conf.py"
 HOST = "127.0.0.1"
 GAME_NAMES = sorted(GAMES)
 PLAYERS = 2  # every game takes two; the costs below use each game's largest count
@@ -878,7 +878,7 @@ def rps(phases: dict[str, Any], phase: str, endpoint: str) -> float:
     return phases.get(phase, {}).get("endpoints", {}).get(endpoint, {}).get("rps", 0.0)
 
 
-def results(phases: dict[str, Any]) -> dict[str, Any]:
+def headline(phases: dict[str, Any]) -> dict[str, Any]:
     def ratio(a: float, b: float) -> float | None:
         return round(a / b, 3) if a and b else None
 
@@ -889,23 +889,6 @@ def results(phases: dict[str, Any]) -> dict[str, Any]:
             "view_vs_get": ratio(rps(phases, "view", "view"), rps(phases, "get", "get")),
         },
         "action_p99_ms_at_half_load": half.get("p99_ms"),
-    }
-
-
-def machine() -> dict[str, Any]:
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    cpu = ""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    return {
-        "cpus": os.cpu_count(),
-        "cpu": cpu or platform.processor(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "load_average_at_start": load,
     }
 
 
@@ -940,6 +923,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
     phases_wanted = [p for p in args.phases.split(",") if p]
     if unknown := set(phases_wanted) - set(PHASES):
         parser.error(f"unknown phases: {sorted(unknown)}")
@@ -955,10 +939,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
-    facts = machine()
+    facts = results.machine()
     out(
         f"Ludothèque load: {facts['cpus']} CPUs ({facts['cpu']}), Python {facts['python']}, "
-        f"load average {facts['load_average_at_start']}"
+        f"load average {facts['load_average']}"
     )
     out(f"{args.clients} clients, {args.workers} workers, {args.seconds:g} s per phase")
     phases: dict[str, Any] = {}
@@ -1038,7 +1022,7 @@ def main(argv: list[str] | None = None) -> int:
             if (args.profile / f"{name}.txt").exists():
                 for line in profile_summary(args.profile / f"{name}.txt"):
                     out(line)
-    figures = results(phases)
+    figures = headline(phases)
     out("\nratios (targets: action ≥ 0.7 of rmw, view ≥ 0.8 of get, action p99 ≤ 25 ms):")
     out(f"  action_vs_rmw {figures['ratios']['action_vs_rmw']}")
     out(f"  view_vs_get {figures['ratios']['view_vs_get']}")
@@ -1047,7 +1031,7 @@ def main(argv: list[str] | None = None) -> int:
         document = {
             **figures,
             "targets": TARGETS,
-            "machine": facts,
+            "load_average_at_start": facts["load_average"],
             "config": {
                 "clients": args.clients,
                 "workers": args.workers,
@@ -1059,8 +1043,7 @@ def main(argv: list[str] | None = None) -> int:
             "phases": phases,
             "costs": costs,
         }
-        args.json.write_text(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
-        out(f"wrote {args.json}")
+        out(f"wrote {results.write(args.json, 'load', argv, document)}")
     return 0
 
 
@@ -1081,4 +1064,4 @@ def report_costs(costs: dict[str, Any], out: Callable[[str], None]) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(results.command_line("load")))

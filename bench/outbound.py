@@ -22,7 +22,8 @@ webhook deliverer (deployed settings). Then, in one run:
    would on someone else's machine.
 
 It prints, for each phase, the count, p50, p99 and max of both delays, and
-the ratio of the p99s (the target: within 2x)::
+the ratio of the p99s (the target: within 2x), and writes them to
+``bench/results/outbound.json`` (``bench.results``)::
 
     python -m bench.outbound                       # 18 bots, 16 receivers, 60 s each
     python -m bench.outbound --seconds 30 --json out.json
@@ -35,6 +36,7 @@ import json
 import logging
 import os
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -45,6 +47,8 @@ from typing import Any
 import orjson
 import requests
 from werkzeug.serving import make_server
+
+from bench import results
 
 GAME = "dekal"
 GRACE_S = 15  # how long after a phase a bot's owed move is still waited for
@@ -167,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gap-ms", type=float, default=200, help="between two dripped bytes")
     parser.add_argument("--json", type=Path, help="write the figures there too")
     args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
     os.environ["LUDOTHEQUE_OUTBOUND_ALLOW"] = "http,127.0.0.0/8"
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     from service.app import create_app
@@ -190,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             turn = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
             self.answer(200, orjson.dumps({"action": turn["legal_actions"][0]}))
 
-    figures: dict[str, Any] = {"settings": vars(args) | {"json": str(args.json)}}
+    figures: dict[str, Any] = {"settings": vars(args) | {"json": None}}
     with tempfile.TemporaryDirectory() as folder, EmbeddedRedis(folder, persist=False) as url:
         # the quotas are not what is measured
         quotas_off = {"RATELIMIT_ENABLED": False, "BOT_SEATS_PER_ADDRESS": 0}
@@ -243,9 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         f"deliveries {figures['deliveries_ms_p99_ratio']}"
     )
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {results.write(args.json, 'outbound', argv, figures)}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(results.command_line("outbound")))

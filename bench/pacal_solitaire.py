@@ -2,6 +2,8 @@
 
     python -m bench.pacal_solitaire --games 10000
 
+The figures go to ``bench/results/pacal_solitaire.json`` (``bench.results``).
+
 Each game ``i`` is dealt with seed ``first_seed + i`` and played through the
 engine itself (``legal_actions`` and ``apply``), so the figures are those of
 the rules as served: a drawn card that fits an empty slot must be placed, and
@@ -22,10 +24,13 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+from bench import results
 from engines.core import Action, State
 from engines.pacal import GAME
 from engines.pacal.rules import N_CARDS, N_SLOTS
@@ -85,11 +90,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--games", type=int, default=10_000, help="games per policy")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--policy", choices=sorted(POLICIES), action="append")
+    parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    figures: dict[str, Any] = {}
     for name in args.policy or list(POLICIES):
         started = time.perf_counter()
         seeds = range(args.first_seed, args.first_seed + args.games)
-        stats = summarise([play(POLICIES[name], seed) for seed in seeds])
+        stats = figures[name] = summarise([play(POLICIES[name], seed) for seed in seeds])
         mean = "n/a" if stats["mean_score"] is None else f"{stats['mean_score']:.2f}"
         print(
             f"{name:>12}: {stats['games']} games, won (10 cards) {stats['win_rate']:.2%}, "
@@ -99,7 +107,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"mean filled slots {stats['mean_filled']:.2f}, "
             f"{time.perf_counter() - started:.1f}s"
         )
+    if args.json:
+        print(f"wrote {results.write(args.json, 'pacal_solitaire', argv, figures)}")
 
 
 if __name__ == "__main__":
-    main()
+    main(results.command_line("pacal_solitaire"))

@@ -32,6 +32,9 @@ connection kept while the server keeps it), and reports:
     # quick (the defaults: 1,000 streams over 8 matches, as fast as they go)
     python -m bench.streams --json streams.json
 
+From the command line the figures go to ``bench/results/streams.json``
+(``bench.results``) unless ``--json`` names another file.
+
 The load generator is cheap so that it measures the server rather than
 itself: the streams are read by ``--readers`` processes of their own, each
 an asyncio loop of plain protocols that decode the chunked body and take
@@ -73,6 +76,7 @@ import psutil
 import redis
 import requests
 
+from bench import results
 from service.store.embedded import EmbeddedRedis, free_port
 
 GAME = "dekal"
@@ -647,14 +651,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--open-pause", type=float, default=0.05, help="seconds between a reader's 100 opens"
     )
-    parser.add_argument("--json", help="write the figures here too")
+    parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args(argv)
     figures = run(args)
     print(json.dumps(figures, indent=2))
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2))
+        argv = sys.argv[1:] if argv is None else argv
+        print(f"wrote {results.write(args.json, 'streams', argv, figures)}")
     return figures
 
 
 if __name__ == "__main__":
-    main()
+    main(results.command_line("streams"))

@@ -14,10 +14,11 @@ process runs) and one bot worker, and two receivers on loopback:
    ``--hanging`` Dékal matches of two ``random`` bots send it their events,
    so that each of their deliveries times out and is retried with backoff.
 
-It prints the count, p50, p99 and max of the healthy latencies::
+It prints the count, p50, p99 and max of the healthy latencies, and writes
+them to ``bench/results/webhooks.json`` (``bench.results``)::
 
-    python -m bench.webhooks                    # 20 hanging receivers' matches
-    python -m bench.webhooks --hanging 0        # the healthy ones alone
+    python -m bench.webhooks --seconds 20                 # 20 hanging receivers' matches
+    python -m bench.webhooks --seconds 20 --hanging 0 --json bench/results/webhooks-alone.json
 """
 
 from __future__ import annotations
@@ -27,14 +28,18 @@ import logging
 import os
 import random
 import statistics
+import sys
 import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import orjson
 import requests
 from werkzeug.serving import make_server
+
+from bench import results
 
 GAME = "dekal"
 
@@ -46,15 +51,17 @@ def serve(handler: type[BaseHTTPRequestHandler]) -> tuple[ThreadingHTTPServer, s
     return server, f"http://127.0.0.1:{server.server_port}/"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=4, help="healthy matches")
     parser.add_argument("--hanging", type=int, default=20, help="matches whose receiver hangs")
     parser.add_argument(
         "--threads", type=int, default=None, help="first-lane threads (default: as deployed)"
     )
     parser.add_argument("--seconds", type=float, default=40)
-    args = parser.parse_args()
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
     os.environ["LUDOTHEQUE_OUTBOUND_ALLOW"] = "http,127.0.0.0/8"
     os.environ["LUDOTHEQUE_BOT_SEATS_PER_ADDRESS"] = "0"  # the quota is not what is measured
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
@@ -133,13 +140,25 @@ def main() -> None:
         hanging.shutdown()
         api.shutdown()
     p = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0] * 99
+    figures = {
+        "seconds": args.seconds,
+        "players": args.players,
+        "hanging": args.hanging,
+        "delivery_threads": settings.threads,
+        "delivered": len(latencies),
+        "not_yet": missing,
+        "p50_ms": round(p[49] * 1000),
+        "p99_ms": round(p[98] * 1000),
+        "max_ms": round(latencies[-1] * 1000) if latencies else None,
+    }
     print(
         f"hanging matches {args.hanging}, delivery threads {settings.threads}: "
         f"{len(latencies)} actions delivered ({missing} not yet), latency "
-        f"p50 {p[49] * 1000:.0f} ms, p99 {p[98] * 1000:.0f} ms, "
-        f"max {latencies[-1] * 1000:.0f} ms"
+        f"p50 {figures['p50_ms']} ms, p99 {figures['p99_ms']} ms, max {figures['max_ms']} ms"
     )
+    if args.json:
+        print(f"wrote {results.write(args.json, 'webhooks', argv, figures)}")
 
 
 if __name__ == "__main__":
-    main()
+    main(results.command_line("webhooks"))

@@ -1,4 +1,4 @@
-"""Ludothèque's web service, in rooms (docs/architecture.md):
+"""Ludothèque's web service, in rooms (docs/contributors/architecture.md):
 
 - ``http``: the routes (one module per resource), the contract, middleware;
 - ``domain``: what a match is and who may see and do what; no Flask, no Redis;

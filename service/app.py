@@ -129,7 +129,7 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_REPLICAS_TIMEOUT_MS": 1000,
     "RATELIMIT_ENABLED": True,
     "RATE_LIMIT_PER_ADDRESS": "30000/minute",
-    # a bot playing a full match at full speed with the recommended loop (docs/api.md)
+    # a bot playing a full match at full speed with the recommended loop (docs/clients/api.md)
     "RATE_LIMIT_PER_TOKEN": "15000/minute",
     "CORS_ORIGINS": [],
     "TRUSTED_PROXIES": 0,

@@ -1,4 +1,4 @@
-"""Fair bot scheduling (issue 15, point 3; docs/bot-scheduling.md): people
+"""Fair bot scheduling (issue 15, point 3; docs/operators/bot-scheduling.md): people
 first, then the creating addresses and their matches in turn; a cap on live
 bot seats per creating address; a bot time budget per match; several worker
 processes under `ludotheque serve --bot-workers N`.

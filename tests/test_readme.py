@@ -205,13 +205,11 @@ COVERAGE: dict[str, str | By | CI] = {
     "npx --yes openapi-typescript@7.13.0 openapi/openapi.json -o ludotheque.d.ts": GENERATE,
     "docker compose up --build": DEPLOY,
     "helm install ludo helm/ludotheque --set redis.url=redis://...": DEPLOY,
-    "python -m bench.load --seconds 10 --clients 32 --workers 2 --json PATH": BENCH,
-    "python -m bench.streams --streams 10000 --matches 500 --pace 2 --open-pause 1": BENCH,
+    ".venv/bin/python -m bench.engines --seconds 4": BENCH,
+    ".venv/bin/python -m bench.load --seconds 10 --clients 32 --workers 2": BENCH,
+    ".venv/bin/python -m bench.streams --streams 10000 --matches 500 --pace 2 --open-pause 1": BENCH,  # noqa: E501
     "python -m bench.bots --seconds 60": BENCH,
     "python -m bench.outbound --seconds 45": BENCH,
-    ".venv/bin/python -m bench.engines --seconds 4 --json bench-engines.json": BENCH,
-    ".venv/bin/python -m bench.load --seconds 10 --clients 32 --workers 2 --json bench-load.json": BENCH,  # noqa: E501
-    ".venv/bin/python -m bench.load --seconds 10 --clients 32 --workers 2 --no-rate-limits --json bench-load-nolimits.json": BENCH,  # noqa: E501
     "python -m bench.failover --kills 5 --clients 16 --seconds-between 5 --min-replicas 1": BENCH,
     ".venv/bin/pytest tests/reliability -n 2": BENCH,
     # The webhook bot in the standard library: started on a free loopback port

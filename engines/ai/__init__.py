@@ -49,7 +49,7 @@ In ``engines/<game>/bots.py``:
   Measure before adding hooks: a search valued by a static evaluation a
   few moves ahead need not beat the greedy policy that uses the same
   evaluation (it did not in Pacal); playouts to a real result (the end of
-  the manche) did. See docs/bots.md.
+  the manche) did. See docs/clients/bots.md.
 
 Then expose them on the game object in ``engines/<game>/__init__.py``:
 ``determinize``, ``evaluate``, ``greedy`` and, if written, the search

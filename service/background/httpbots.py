@@ -1,4 +1,4 @@
-"""HTTP bots: a seat played by someone else's server (docs/webhooks.md).
+"""HTTP bots: a seat played by someone else's server (docs/clients/webhooks.md).
 
 A seat created as ``{"bot_url": URL}`` is a bot seat (its ``bot`` is
 ``"http"``). When it is to act, a worker POSTs

@@ -64,7 +64,7 @@ CONCURRENCY_ENV = "LUDOTHEQUE_OUTBOUND_CONCURRENCY"
 DEFAULT_CONCURRENCY = 128  # the worker's HTTP bot turns and webhook calls, with room
 MAX_ANSWER = 64 * 1024  # bytes read from an answer, at most
 MAX_URL = 2048
-USER_AGENT = "Ludotheque/1 (+docs/webhooks.md)"
+USER_AGENT = "Ludotheque/1 (+docs/clients/webhooks.md)"
 PUBLIC_REASON = "call_failed"  # all that a match's events say of a failed call
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

@@ -1,5 +1,5 @@
 """Which bot turn the workers play next, so that no client can delay
-another's bots (docs/bot-scheduling.md).
+another's bots (docs/operators/bot-scheduling.md).
 
 The server owes a match a turn when one of its bots is to act, or when a
 seat's turn clock has run out. Those turns wait in one queue in Redis

@@ -1,4 +1,4 @@
-"""Webhooks: a match calls a URL with its events (docs/webhooks.md).
+"""Webhooks: a match calls a URL with its events (docs/clients/webhooks.md).
 
 A match created with ``{"webhook": {"url": .., "events": [..]}}`` gets a
 secret (shown once, in the creation answer). Its log, the match's single

@@ -26,7 +26,7 @@ is charged to whoever seated it (``payer_of``): the creator, or a joiner
 who gave a seat to a bot. Addresses are kept for quotas only and never
 leave the server (see ``service.domain.matches.public_seats`` and the record).
 
-The rules per operation, with what each reveals and costs: docs/security.md.
+The rules per operation, with what each reveals and costs: docs/operators/security.md.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The lobby's rules: which listed matches it shows, and what it shows of
-each (docs/lobby.md; the index they are kept in: ``service.store.lobby``).
+each (docs/clients/lobby.md; the index they are kept in: ``service.store.lobby``).
 
 The lobby shows a match created with ``"listed": true`` while it waits
 with an open seat, newest first; it lists the match when it is created with

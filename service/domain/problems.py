@@ -1,5 +1,5 @@
 """Refusals: the one error type of the service, with an HTTP status and a
-stable ``code`` (docs/api.md). Raised anywhere; ``service.http.errors``
+stable ``code`` (docs/clients/api.md). Raised anywhere; ``service.http.errors``
 alone turns them into ``application/problem+json`` answers."""
 
 from __future__ import annotations

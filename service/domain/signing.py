@@ -4,7 +4,7 @@ The seed commitment proves the deal and the replay proves the actions, but
 nothing in them binds the seats' names, the match's id, its options, the
 ``seeded`` flag or how it ended. So the server signs each record it serves
 (``GET .../record``) with its *record key*, and publishes the key's public
-half (``GET /v1/record-key``, docs/fairness.md). Whoever holds that public
+half (``GET /v1/record-key``, docs/clients/fairness.md). Whoever holds that public
 key can check, offline, that no field of a record was changed.
 
 The signed message is the record without its ``signature`` member, in
@@ -137,7 +137,7 @@ class RecordKeys:
     def _from_store(self) -> RecordKey:
         log.warning(
             "LUDOTHEQUE_RECORD_KEY_FILE is not set: records are signed with a key kept in "
-            "the store (docs/configuration.md); a deployment should supply its own"
+            "the store (docs/operators/configuration.md); a deployment should supply its own"
         )
         self.client.set(STORE_KEY, new_pem(), nx=True)
         return from_pem(self.client.get(STORE_KEY))

@@ -28,7 +28,7 @@ URL = fields.String(
     validate=outbound_url,
     metadata={
         "description": "https only (internal addresses are refused when called, see "
-        "docs/webhooks.md)",
+        "docs/clients/webhooks.md)",
         "example": "https://example.com/ludotheque",
     },
 )
@@ -60,7 +60,7 @@ WEBHOOK = fields.Nested(
     WebhookSchema,
     metadata={
         "description": "call this URL with the match's events, signed with the match's "
-        "secret (docs/webhooks.md)"
+        "secret (docs/clients/webhooks.md)"
     },
 )
 
@@ -85,7 +85,7 @@ BOT_URL = fields.String(
     validate=outbound_url,
     metadata={
         "description": "an HTTP bot plays this seat: its server is called with the view and "
-        "the legal actions (docs/webhooks.md)",
+        "the legal actions (docs/clients/webhooks.md)",
         "example": "https://bots.example.com/dekal",
     },
 )
@@ -139,7 +139,7 @@ class WebhookGivenUpEventSchema(Schema):
     )
 
 
-# The events of calls out, in the log of any game's match (docs/webhooks.md).
+# The events of calls out, in the log of any game's match (docs/clients/webhooks.md).
 CALL_EVENTS: dict[str, type[Schema]] = {
     "bot_timeout": BotTimeoutEventSchema,
     "bot_illegal_action": BotIllegalActionEventSchema,

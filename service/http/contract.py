@@ -180,7 +180,7 @@ SERVICE_EVENTS: dict[str, type[Schema]] = {
 
 def match_over_schema(game: Game, schema: type[Schema]) -> type[Schema]:
     """``game``'s match_over event as clients see it: the seed and salt
-    revealed, and resigned seats ranked last (docs/lobby.md), or, for a match
+    revealed, and resigned seats ranked last (docs/clients/lobby.md), or, for a match
     that ended by resignation or abort, the service's outcome (no scores)."""
     return type(
         schema.__name__.replace("EventSchema", "ByRulesEventSchema"),
@@ -228,7 +228,7 @@ def event_components(spec: APISpec, game: Game, action: str) -> str:
                 name,
                 {
                     "description": "The match is over, by its rules or by resignation or "
-                    "abort; the seed and salt are revealed (docs/fairness.md).",
+                    "abort; the seed and salt are revealed (docs/clients/fairness.md).",
                     "oneOf": [
                         {"$ref": f"#/components/schemas/{by_rules}"},
                         {"$ref": "#/components/schemas/MatchOverEarlyEvent"},

@@ -97,7 +97,7 @@ class ProblemSchema(Schema):
     code = fields.String(
         required=True,
         validate=validate.OneOf(CODES),
-        metadata={"description": "stable machine-readable code (see docs/api.md)"},
+        metadata={"description": "stable machine-readable code (see docs/clients/api.md)"},
     )
     errors = fields.Dict(metadata={"description": "per-field validation errors"})
     version = fields.Integer(

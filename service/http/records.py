@@ -25,7 +25,7 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             """The whole record of a finished match, for anyone: options, seed,
             salt, seats, every action in order with its seat, the outcome,
             signed by the server's record key (`GET /v1/record-key`). Check it
-            with `ludotheque verify` (docs/fairness.md); before the end, 409
+            with `ludotheque verify` (docs/clients/fairness.md); before the end, 409
             match_not_over."""
             record = signing.sign(matches().record(game, match_id), record_keys().get())
             # A finished match never changes: its record may be cached by anyone.
@@ -42,7 +42,7 @@ def record_key_blueprint() -> Blueprint:
         def get(self) -> Response:
             """The public half of the Ed25519 key that signs every match's
             record: check a record with `ludotheque verify --key` offline
-            (docs/fairness.md). It changes only when the deployment's key does."""
+            (docs/clients/fairness.md). It changes only when the deployment's key does."""
             published = record_keys().get().published()
             return json_response(published, headers={"Cache-Control": "public, max-age=3600"})
 

@@ -84,7 +84,8 @@ class CreateMatchSchema(Schema):
         metadata={
             "description": "fixes the shuffles, for practice only: allowed only when every "
             "seat is named now or a bot (else 422 seed_not_allowed), and the match then says "
-            '"seeded": true everywhere. Absent: the server draws the seed (see docs/fairness.md)'
+            '"seeded": true everywhere. Absent: the server draws the seed '
+            "(see docs/clients/fairness.md)"
         },
     )
     listed = fields.Boolean(
@@ -135,7 +136,7 @@ SEED_COMMITMENT = fields.String(
     required=True,
     metadata={
         "description": "SHA-256 (hex) over the seed (8 bytes, big-endian) then the salt "
-        "(32 bytes), fixed at creation; the outcome reveals both (docs/fairness.md). "
+        "(32 bytes), fixed at creation; the outcome reveals both (docs/clients/fairness.md). "
         "Null for a match stored before commitments existed"
     },
 )
@@ -170,7 +171,7 @@ class RecordEndingSchema(Schema):
 
 
 class RecordSignatureSchema(Schema):
-    """The server's signature of the record (docs/fairness.md)."""
+    """The server's signature of the record (docs/clients/fairness.md)."""
 
     algorithm = fields.String(required=True, validate=validate.OneOf(["Ed25519"]))
     key_id = fields.String(
@@ -217,7 +218,7 @@ class RecordSchema(Schema):
     endings = fields.List(
         fields.Nested(RecordEndingSchema),
         required=True,
-        metadata={"description": "resignations and an abort, in order (docs/lobby.md)"},
+        metadata={"description": "resignations and an abort, in order (docs/clients/lobby.md)"},
     )
     signature = fields.Nested(RecordSignatureSchema, required=True)
 
@@ -327,7 +328,7 @@ class GamesSchema(Schema):
     games = fields.List(fields.Nested(GameSchema), required=True)
 
 
-# -- lobby and match lifecycle (docs/lobby.md) ------------------------------------
+# -- lobby and match lifecycle (docs/clients/lobby.md) ------------------------------------
 class LobbyQuerySchema(Schema):
     players = fields.Integer(
         validate=validate.Range(min=1, max=16),

@@ -1,6 +1,6 @@
 """Waiting for one's turn: a read of the match that answers as soon as the
 caller's seat is to act (or the match is over), so that a client plays a
-turn with one read and one write (docs/api.md)."""
+turn with one read and one write (docs/clients/api.md)."""
 
 from __future__ import annotations
 

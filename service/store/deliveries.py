@@ -1,6 +1,6 @@
 """Webhook deliveries in Redis: the two lanes of matches with something to
 deliver, each match's cursor, and what is known of each receiver (the
-delivering itself: ``service.background.webhooks``; docs/webhooks.md).
+delivering itself: ``service.background.webhooks``; docs/clients/webhooks.md).
 
 - The first lane ``ludotheque:{hooks}:due`` and the retry lane
   ``ludotheque:{hooks}:retry``: sorted sets in a slot of their own, scored by

@@ -1,5 +1,5 @@
 """The queue of bot turns the server owes, in Redis (the policy that
-drives it: ``service.background.scheduler``; docs/bot-scheduling.md).
+drives it: ``service.background.scheduler``; docs/operators/bot-scheduling.md).
 
 Its keys share the hash tag ``{bots}`` (one Redis Cluster slot), so that
 every worker process on every machine draws from the same queue:

@@ -32,7 +32,7 @@ from tests.engines.conformance import new_match
 GAME_NAMES = sorted(GAMES)
 OPTIONS = {"ducale": {"target_score": 1}}
 LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
-FAIRNESS_DOC = Path(__file__).parents[2] / "docs" / "fairness.md"
+FAIRNESS_DOC = Path(__file__).parents[2] / "docs" / "clients" / "fairness.md"
 
 
 def body(game: str, players: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
@@ -295,11 +295,11 @@ def test_a_match_stored_before_commitments_keeps_working_without_one(live, redis
 
 
 def test_the_few_lines_of_python_in_the_docs_verify_a_record(tmp_path, records):
-    """docs/fairness.md shows a player how to check a deal in Python: those
+    """docs/clients/fairness.md shows a player how to check a deal in Python: those
     exact lines accept a true record and reject a tampered one."""
     text = FAIRNESS_DOC.read_text(encoding="utf-8")
     snippet = re.search(r"```python\n(.*?)```", text, re.S)
-    assert snippet, "docs/fairness.md shows the check in Python"
+    assert snippet, "docs/clients/fairness.md shows the check in Python"
     record = records["pacal"]["record"]
     for given, holds in ((record, True), (tamperings("pacal", record)["the seed"], False)):
         (tmp_path / "record.json").write_text(json.dumps(given), encoding="utf-8")
@@ -504,7 +504,7 @@ def test_a_seat_cannot_resign_twice_nor_after_the_end_even_when_signed(live):
 
 
 def test_the_few_lines_of_python_in_the_docs_check_a_signature(live, tmp_path, resigned):
-    """docs/fairness.md's canonical form, as its second Python snippet
+    """docs/clients/fairness.md's canonical form, as its second Python snippet
     writes it with nothing but `cryptography`: it accepts the served record
     and rejects one with a name changed."""
     text = FAIRNESS_DOC.read_text(encoding="utf-8")

@@ -499,14 +499,14 @@ def test_bot_deadlines_are_bounded(api, loopback_allowed):
 
 
 def example_bot() -> str:
-    """The bot the README shows, which docs/webhooks.md shows too."""
+    """The bot the README shows, which docs/clients/webhooks.md shows too."""
     root = Path(__file__).resolve().parents[2]
     readme = (root / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Webhooks and HTTP bots") :]
     start = section.index("```python\n") + len("```python\n")
     code = section[start : section.index("\n```", start)]
     assert "serve_forever" in code
-    assert code in (root / "docs" / "webhooks.md").read_text(encoding="utf-8")
+    assert code in (root / "docs" / "clients" / "webhooks.md").read_text(encoding="utf-8")
     return code
 
 

@@ -6,7 +6,7 @@ does: the build context is cut by .dockerignore, the build stage's COPY lines
 and its RUN line are replayed into a temporary folder (image paths mapped to
 it), and the runtime stage's ENV, ENTRYPOINT and CMD start the server against
 the test session's Redis. What the image's own base layers do (python:3.11-slim,
-useradd, a read-only root) is checked statically only; docs/deploy.md says so.
+useradd, a read-only root) is checked statically only; docs/operators/deploy.md says so.
 """
 
 from __future__ import annotations

@@ -225,7 +225,7 @@ def test_playouts_stop_after_the_horizon_with_values_in_the_unit_interval() -> N
 
 
 def test_mcts_beats_random_in_a_few_short_matches() -> None:
-    """A smoke test of strength (the real measure is in docs/bots.md)."""
+    """A smoke test of strength (the real measure is in docs/clients/bots.md)."""
     wins = 0
     for seed in range(3):
         state = new(2, seed=seed)

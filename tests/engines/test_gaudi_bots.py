@@ -368,7 +368,7 @@ def test_a_playout_plays_to_the_end_once_the_pile_is_low() -> None:
 
 
 def test_mcts_beats_random_in_short_games() -> None:
-    """A smoke test of strength (the real measure is in docs/bots_gaudi.md)."""
+    """A smoke test of strength (the real measure is in docs/clients/bots.md)."""
     for seed in range(2):
         state = new(2, seed=seed, **SHORT)
         rng = random.Random(seed)

@@ -274,7 +274,7 @@ def test_a_playout_plays_the_manche_out_from_any_phase() -> None:
 
 
 def test_mcts_beats_random_in_short_matches() -> None:
-    """A smoke test of strength (the real measure is in docs/bots.md)."""
+    """A smoke test of strength (the real measure is in docs/clients/bots.md)."""
     for seed in range(2):
         state = new(2, seed=seed, **ONE_MANCHE)
         rng = random.Random(seed)

@@ -19,7 +19,7 @@ from cachecontrol import CacheControl
 from tests.api.client import ApiClient
 from tests.conftest import LiveServer
 
-DEFAULT_CAP = 20  # LUDOTHEQUE_MAX_WAITING_PER_ADDRESS's default (docs/quotas.md)
+DEFAULT_CAP = 20  # LUDOTHEQUE_MAX_WAITING_PER_ADDRESS's default (docs/operators/public-service.md)
 ONE_HOUR = 3600  # LUDOTHEQUE_WAITING_TTL's default
 
 

@@ -81,7 +81,7 @@ export function follow(game, id, token, onEvents) {
   return () => stop.abort();
 }
 
-// The deal's proof (docs/fairness.md): SHA-256(seed as 8 bytes big-endian || salt).
+// The deal's proof (docs/clients/fairness.md): SHA-256(seed as 8 bytes big-endian || salt).
 export async function checkDeal(game, id) {
   const text = await (await fetch(new URL(`${matchPath(game, id)}/record`, base))).text();
   const record = JSON.parse(text);
