@@ -216,6 +216,6 @@ def test_every_variable_the_service_reads_is_checked():
     read |= {name for _, name, _ in ENVIRONMENT if name != "REDIS_URL"}
     assert "LUDOTHEQUE_OUTBOUND_ALLOW" in read and "LUDOTHEQUE_KEEPALIVE_S" in read
     assert read <= set(SETTINGS), sorted(read - set(SETTINGS))
-    documented = (ROOT / "docs/configuration.md").read_text(encoding="utf-8")
+    documented = (ROOT / "docs/operators/configuration.md").read_text(encoding="utf-8")
     missing = [name for name in SETTINGS if f"`{name}`" not in documented]
-    assert not missing, f"docs/configuration.md does not list {missing}"
+    assert not missing, f"docs/operators/configuration.md does not list {missing}"

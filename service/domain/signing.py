@@ -137,7 +137,7 @@ class RecordKeys:
     def _from_store(self) -> RecordKey:
         log.warning(
             "LUDOTHEQUE_RECORD_KEY_FILE is not set: records are signed with a key kept in "
-            "the store (docs/configuration.md); a deployment should supply its own"
+            "the store (docs/operators/configuration.md); a deployment should supply its own"
         )
         self.client.set(STORE_KEY, new_pem(), nx=True)
         return from_pem(self.client.get(STORE_KEY))

@@ -834,7 +834,7 @@ def test_the_record_key_is_a_secret_mounted_read_only_into_the_api(chart):
     }
     (volume,) = [v for v in api["spec"]["volumes"] if v["name"] == "record-key"]
     assert volume["secret"]["secretName"] == "ludo-record-key"
-    # without it, no key file: the API keeps one in Redis (docs/configuration.md)
+    # without it, no key file: the API keeps one in Redis (docs/operators/configuration.md)
     for template in pod_specs(render(chart, CASES["defaults"])).values():
         (container,) = template["spec"]["containers"]
         assert "LUDOTHEQUE_RECORD_KEY_FILE" not in {e["name"] for e in container["env"]}
