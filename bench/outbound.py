@@ -175,8 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["LUDOTHEQUE_OUTBOUND_ALLOW"] = "http,127.0.0.0/8"
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     from service.app import create_app
-    from service.background.webhooks import Deliverer, DeliverySettings
+    from service.background.webhooks import Deliverer
     from service.background.worker import Worker
+    from service.cli import delivery_settings
+    from service.settings import load
     from service.store.embedded import EmbeddedRedis
     from tests.api.receivers import DripperFarm
 
@@ -208,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         matches = app.extensions["ludotheque.matches"]
         stopping = threading.Event()
         worker = Worker(matches, budget_s=0.01, stopping=stopping)
-        deliverer = Deliverer(matches, DeliverySettings.from_env())
+        deliverer = Deliverer(matches, delivery_settings(load()))
         threads = [
             threading.Thread(target=worker.run),
             threading.Thread(target=deliverer.run, args=(stopping,)),

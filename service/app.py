@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import types
 import weakref
 from collections.abc import Callable
@@ -14,8 +13,10 @@ from flask import Flask
 from flask.json.provider import JSONProvider
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from service.background import outbound
 from service.background.scheduler import BotLimits, Scheduler
-from service.domain.matches import Matches, Settings
+from service.domain.matches import Matches
+from service.domain.matches import Settings as MatchSettings
 from service.domain.signing import RecordKeys
 from service.http.addresses import ClientKeys
 from service.http.api import LudothequeApi, init_api
@@ -29,6 +30,7 @@ from service.http.limits import init_limits
 from service.http.play import play
 from service.live.followers import Bounds
 from service.observability import init_observability
+from service.settings import Settings, load
 from service.store.matches import Store, connect
 from service.store.quotas import Quotas
 
@@ -67,78 +69,8 @@ class Ludotheque(Flask):
         return self.async_to_sync(func) if is_async else func
 
 
-def _flag(value: str) -> bool:
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def _origins(value: str) -> list[str]:
-    return [origin.strip() for origin in value.split(",") if origin.strip()]
-
-
-# config key, environment variable, parser
-ENVIRONMENT: list[tuple[str, str, Callable[[str], Any]]] = [
-    ("REDIS_URL", "REDIS_URL", str),
-    ("REDIS_CLUSTER", "REDIS_CLUSTER", _flag),
-    ("REDIS_MIN_REPLICAS", "LUDOTHEQUE_REDIS_MIN_REPLICAS", int),
-    ("REDIS_REPLICAS_TIMEOUT_MS", "LUDOTHEQUE_REDIS_REPLICAS_TIMEOUT_MS", int),
-    ("FINISHED_TTL", "LUDOTHEQUE_FINISHED_TTL", int),
-    ("IDLE_TTL", "LUDOTHEQUE_IDLE_TTL", int),
-    ("IDEMPOTENCY_TTL", "LUDOTHEQUE_IDEMPOTENCY_TTL", int),
-    ("MAX_CONTENT_LENGTH", "LUDOTHEQUE_MAX_BODY_BYTES", int),
-    ("SSE_KEEPALIVE_S", "LUDOTHEQUE_SSE_KEEPALIVE_S", float),
-    ("RATELIMIT_ENABLED", "LUDOTHEQUE_RATE_LIMITS", _flag),
-    ("RATE_LIMIT_PER_ADDRESS", "LUDOTHEQUE_RATE_LIMIT_PER_ADDRESS", str),
-    ("RATE_LIMIT_PER_TOKEN", "LUDOTHEQUE_RATE_LIMIT_PER_TOKEN", str),
-    ("CORS_ORIGINS", "LUDOTHEQUE_CORS_ORIGINS", _origins),
-    ("TRUSTED_PROXIES", "LUDOTHEQUE_TRUSTED_PROXIES", int),
-    ("WAITING_TTL", "LUDOTHEQUE_WAITING_TTL", int),
-    ("MAX_WAITING_PER_ADDRESS", "LUDOTHEQUE_MAX_WAITING_PER_ADDRESS", int),
-    ("RATE_LIMIT_CREATE", "LUDOTHEQUE_RATE_LIMIT_CREATE", str),
-    ("METRICS_BIND", "LUDOTHEQUE_METRICS_BIND", str),
-    ("BOT_SEATS_PER_ADDRESS", "LUDOTHEQUE_BOT_SEATS_PER_ADDRESS", int),
-    ("BOT_MATCH_BUDGET_S", "LUDOTHEQUE_BOT_MATCH_BUDGET_S", float),
-    ("FOLLOWERS_PER_ADDRESS", "LUDOTHEQUE_FOLLOWERS_PER_ADDRESS", int),
-    ("FOLLOWERS_PER_TOKEN", "LUDOTHEQUE_FOLLOWERS_PER_TOKEN", int),
-    ("FOLLOWERS_PER_PROCESS", "LUDOTHEQUE_FOLLOWERS_PER_PROCESS", int),
-    ("STREAM_MAX_S", "LUDOTHEQUE_STREAM_MAX_S", float),
-    ("REDIS_MAX_CONNECTIONS", "LUDOTHEQUE_REDIS_MAX_CONNECTIONS", int),
-    ("STREAM_TICKET_TTL", "LUDOTHEQUE_STREAM_TICKET_TTL", int),
-    ("RECORD_KEY_FILE", "LUDOTHEQUE_RECORD_KEY_FILE", str),
-]
-
-
-def settings_from_env() -> dict[str, Any]:
-    return {key: parse(os.environ[name]) for key, name, parse in ENVIRONMENT if name in os.environ}
-
-
+# the app's own config, beside its settings (service.settings)
 DEFAULTS: dict[str, Any] = {
-    "FINISHED_TTL": 24 * 3600,
-    "IDLE_TTL": 7 * 24 * 3600,
-    "IDEMPOTENCY_TTL": 24 * 3600,
-    "MAX_CONTENT_LENGTH": 64 * 1024,
-    "SSE_KEEPALIVE_S": 10,
-    "FOLLOWERS_PER_ADDRESS": Bounds.per_address,
-    "FOLLOWERS_PER_TOKEN": Bounds.per_token,
-    "FOLLOWERS_PER_PROCESS": Bounds.per_process,
-    "STREAM_MAX_S": Bounds.stream_max_s,
-    "STREAM_TICKET_TTL": 60,
-    # per process (and per node of a cluster): requests wait for a free one
-    "REDIS_MAX_CONNECTIONS": 16,
-    "REDIS_CLUSTER": False,
-    "REDIS_MIN_REPLICAS": 0,
-    "REDIS_REPLICAS_TIMEOUT_MS": 1000,
-    "RATELIMIT_ENABLED": True,
-    "RATE_LIMIT_PER_ADDRESS": "30000/minute",
-    # a bot playing a full match at full speed with the recommended loop (docs/clients/api.md)
-    "RATE_LIMIT_PER_TOKEN": "15000/minute",
-    "CORS_ORIGINS": [],
-    "TRUSTED_PROXIES": 0,
-    "WAITING_TTL": 3600,
-    "MAX_WAITING_PER_ADDRESS": 20,
-    "RATE_LIMIT_CREATE": "60/minute;600/hour",
-    "METRICS_BIND": "",
-    "BOT_SEATS_PER_ADDRESS": 12,
-    "BOT_MATCH_BUDGET_S": 600.0,
     "API_TITLE": "Ludotheque API",  # ASCII: generated clients take their package name from it
     "API_VERSION": "v1",
     "OPENAPI_VERSION": "3.1.0",
@@ -170,15 +102,19 @@ def quotas_for(app: Flask, store: Store) -> Quotas | None:
     )
 
 
-def create_app(config: dict[str, Any] | None = None) -> Flask:
-    """The Flask app; ``config`` overrides the environment, which overrides defaults."""
+def create_app(config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:
+    """The Flask app, configured by ``settings`` (else the environment's, read
+    now: ``service.settings.Malformed`` names what is malformed), over which
+    ``config`` sets any of the app's config keys."""
     app = Ludotheque(__name__)
     app.json = OrjsonProvider(app)
     app.config.update(DEFAULTS)
-    app.config.update(settings_from_env())
+    app.config.update((settings or load()).flask_config())
     app.config.update(config or {})
     if not app.config.get("REDIS_URL"):
         raise RuntimeError("REDIS_URL is not set (`ludotheque serve` starts a Redis for you)")
+    # this process's outbound calls (creations check their URLs, workers call them)
+    outbound.configure(app.config["OUTBOUND_ALLOW"], app.config["OUTBOUND_CONCURRENCY"])
 
     url, cluster = app.config["REDIS_URL"], app.config["REDIS_CLUSTER"]
     # Event streams and long polls wait on the process's push hub, not on Redis.
@@ -189,7 +125,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         min_replicas=app.config["REDIS_MIN_REPLICAS"],
         replicas_timeout_ms=app.config["REDIS_REPLICAS_TIMEOUT_MS"],
     )
-    settings = Settings(
+    match_settings = MatchSettings(
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
         keepalive_s=app.config["SSE_KEEPALIVE_S"],
@@ -204,7 +140,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     )
     limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
     app.extensions["ludotheque.matches"] = Matches(
-        store, settings, quotas_for(app, store), Scheduler(store.client, limits)
+        store, match_settings, quotas_for(app, store), Scheduler(store.client, limits)
     )
 
     # records' signing key: the deployment's file, else one kept in the store

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
 import click
 
-from service.background import outbound
+from service.settings import SET_BY_SERVE, Settings, load_or_exit
+
+if TYPE_CHECKING:
+    from service.background.webhooks import DeliverySettings
+    from service.domain.matches import Matches
 
 GUNICORN_CONF = Path(__file__).parent / "server" / "gunicorn_conf.py"
-
-# sysexits' EX_CONFIG: a setting is malformed (``check_settings``)
-MALFORMED_SETTING = 78
 
 
 @click.group()
@@ -31,192 +30,11 @@ def main(ctx: click.Context) -> None:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     if ctx.invoked_subcommand in ("serve", "worker"):
-        # before the subcommand reads its options (worker's --budget-ms default)
-        refuse_malformed_settings(os.environ, set_by_serve=ctx.invoked_subcommand == "serve")
-
-
-# --- Settings, checked before anything starts ---------------------------------
-#
-# A malformed setting used to surface late: LUDOTHEQUE_OUTBOUND_ALLOW=loopback
-# made every creation with a webhook answer 500, a bad number a traceback in
-# each gunicorn worker. ``serve`` and ``worker`` check every variable the
-# service reads first, and stop with one line per malformed one.
-
-
-def _whole(least: int, most: int | None = None) -> Callable[[str], None]:
-    def check(text: str) -> None:
-        try:
-            value = int(text)
-        except ValueError:
-            raise ValueError(f"{text!r} is not a whole number") from None
-        if value < least or (most is not None and value > most):
-            span = f"from {least} to {most}" if most is not None else f"at least {least}"
-            raise ValueError(f"{value} is out of range: {span}")
-
-    return check
-
-
-def _seconds(positive: bool) -> Callable[[str], None]:
-    def check(text: str) -> None:
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(f"{text!r} is not a number of seconds") from None
-        if not math.isfinite(value) or value < 0 or (positive and value == 0):
-            raise ValueError(f"{text!r} must be {'above' if positive else 'at least'} 0")
-
-    return check
-
-
-def _flag(text: str) -> None:
-    if text.strip().lower() not in {"1", "true", "yes", "on", "0", "false", "no", "off"}:
-        raise ValueError(f"{text!r} is not 1/0, true/false, yes/no or on/off")
-
-
-def _choice(*names: str) -> Callable[[str], None]:
-    def check(text: str) -> None:
-        if text.strip().lower() not in names:
-            raise ValueError(f"{text!r} is not one of {', '.join(names)}")
-
-    return check
-
-
-def _rate_limits(text: str) -> None:
-    from limits import parse_many
-
-    try:
-        parse_many(text)
-    except ValueError:
-        raise ValueError(
-            f"{text!r} is not a rate limit such as 60/minute or 60/minute;600/hour"
-        ) from None
-
-
-def _origins(text: str) -> None:
-    for origin in (o.strip() for o in text.split(",")):
-        parts = urlsplit(origin)
-        if (
-            not origin
-            or parts.scheme not in ("http", "https")
-            or not parts.hostname
-            or origin != f"{parts.scheme}://{parts.netloc}"
-        ):
-            raise ValueError(f"{origin!r} is not an origin such as https://play.example.org")
-
-
-def _outbound_allow(text: str) -> None:
-    try:  # the one reading of it, which the calls use too
-        outbound.parse_allow(text)
-    except ValueError as wrong:
-        raise ValueError(str(wrong).removeprefix(f"{outbound.ALLOW_ENV}: ")) from None
-
-
-def _host_port(text: str) -> None:
-    _, colon, port = text.strip().rpartition(":")
-    if not colon or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"{text!r} is not host:port, such as 0.0.0.0:9100 or [::1]:9100")
-
-
-def _metrics_bind(text: str) -> None:
-    if text.strip():  # empty: /metrics on the API's port
-        _host_port(text)
-
-
-def _bind(text: str) -> None:
-    # gunicorn's: host:port, a host alone (port 8000), unix:PATH or fd://N, comma-separated
-    for item in (i.strip() for i in text.split(",")):
-        if not item:
-            raise ValueError(f"{text!r} names no address")
-        if ":" in item and not item.startswith(("unix:", "fd://")):
-            _host_port(item)
-
-
-def _directory(text: str) -> None:
-    if not Path(text).is_dir():
-        raise ValueError(f"{text!r} is not a directory")
-
-
-def _readable_file(text: str) -> None:
-    if not (Path(text).is_file() and os.access(text, os.R_OK)):
-        raise ValueError(f"{text!r} is not a readable file")
-
-
-def _program(text: str) -> None:
-    if not (Path(text).is_file() and os.access(text, os.X_OK)):
-        raise ValueError(f"{text!r} is not an executable file")
-
-
-# Every variable the service reads (tests/test_cli.py: every one in service/
-# is here), and what makes it malformed.
-SETTINGS: dict[str, Callable[[str], None]] = {
-    "REDIS_CLUSTER": _flag,
-    "LUDOTHEQUE_REDIS_MIN_REPLICAS": _whole(0),
-    # WAIT with a timeout of 0 would wait for ever
-    "LUDOTHEQUE_REDIS_REPLICAS_TIMEOUT_MS": _whole(1),
-    "LUDOTHEQUE_REDIS_MAX_CONNECTIONS": _whole(1),
-    "LUDOTHEQUE_FINISHED_TTL": _whole(1),
-    "LUDOTHEQUE_IDLE_TTL": _whole(1),
-    "LUDOTHEQUE_IDEMPOTENCY_TTL": _whole(1),
-    "LUDOTHEQUE_WAITING_TTL": _whole(1),
-    "LUDOTHEQUE_STREAM_TICKET_TTL": _whole(1),
-    "LUDOTHEQUE_MAX_BODY_BYTES": _whole(1),
-    "LUDOTHEQUE_SSE_KEEPALIVE_S": _seconds(positive=True),
-    "LUDOTHEQUE_STREAM_MAX_S": _seconds(positive=True),
-    "LUDOTHEQUE_RATE_LIMITS": _flag,
-    "LUDOTHEQUE_RATE_LIMIT_PER_ADDRESS": _rate_limits,
-    "LUDOTHEQUE_RATE_LIMIT_PER_TOKEN": _rate_limits,
-    "LUDOTHEQUE_RATE_LIMIT_CREATE": _rate_limits,
-    "LUDOTHEQUE_CORS_ORIGINS": _origins,
-    "LUDOTHEQUE_TRUSTED_PROXIES": _whole(0),
-    "LUDOTHEQUE_MAX_WAITING_PER_ADDRESS": _whole(0),
-    "LUDOTHEQUE_BOT_SEATS_PER_ADDRESS": _whole(0),
-    "LUDOTHEQUE_BOT_MATCH_BUDGET_S": _seconds(positive=False),
-    "LUDOTHEQUE_BOT_BUDGET_MS": _whole(1, 60_000),
-    "LUDOTHEQUE_FOLLOWERS_PER_ADDRESS": _whole(0),
-    "LUDOTHEQUE_FOLLOWERS_PER_TOKEN": _whole(0),
-    "LUDOTHEQUE_FOLLOWERS_PER_PROCESS": _whole(0),
-    "LUDOTHEQUE_METRICS_BIND": _metrics_bind,
-    "LUDOTHEQUE_BIND": _bind,
-    "LUDOTHEQUE_WORKERS": _whole(1),
-    "LUDOTHEQUE_WORKER_CONNECTIONS": _whole(1),
-    "LUDOTHEQUE_WORKER_TMP_DIR": _directory,
-    "LUDOTHEQUE_KEEPALIVE_S": _whole(0),
-    "LUDOTHEQUE_LOG_LEVEL": _choice("debug", "info", "warning", "error", "critical"),
-    "LUDOTHEQUE_APPENDFSYNC": _choice("always", "everysec", "no"),
-    "LUDOTHEQUE_REDIS_SERVER": _program,
-    "LUDOTHEQUE_OUTBOUND_ALLOW": _outbound_allow,
-    "LUDOTHEQUE_OUTBOUND_CONCURRENCY": _whole(1),
-    "LUDOTHEQUE_WEBHOOK_GIVE_UP_S": _seconds(positive=True),
-    "LUDOTHEQUE_WEBHOOK_THREADS": _whole(1),
-    "LUDOTHEQUE_WEBHOOK_RETRY_THREADS": _whole(1),
-    "LUDOTHEQUE_WEBHOOK_LEASE_S": _seconds(positive=True),
-    "LUDOTHEQUE_WEBHOOK_CALLS": _whole(1),
-    "LUDOTHEQUE_RECORD_KEY_FILE": _readable_file,
-}
-
-# what ``serve`` sets itself, from its options, whatever the environment says
-SET_BY_SERVE = {"LUDOTHEQUE_BIND", "LUDOTHEQUE_WORKERS"}
-
-
-def check_settings(environ: Mapping[str, str], skip: frozenset[str] = frozenset()) -> list[str]:
-    """``NAME: what is wrong``, for each malformed setting in ``environ``."""
-    problems = []
-    for name, check in SETTINGS.items():
-        if name in environ and name not in skip:
-            try:
-                check(environ[name])
-            except ValueError as wrong:
-                problems.append(f"{name}: {wrong}")
-    return problems
-
-
-def refuse_malformed_settings(environ: Mapping[str, str], set_by_serve: bool = False) -> None:
-    """Exit (status 78) with one line on stderr per malformed setting."""
-    problems = check_settings(environ, frozenset(SET_BY_SERVE) if set_by_serve else frozenset())
-    if problems:
-        for problem in problems:
-            click.echo(problem, err=True)
-        raise SystemExit(MALFORMED_SETTING)
+        # Every setting, read once before anything starts: a malformed one
+        # stops the command here (status 78), naming it. ``serve`` sets the
+        # gunicorn ones its options say, whatever the environment says.
+        skip = SET_BY_SERVE if ctx.invoked_subcommand == "serve" else ()
+        ctx.obj = load_or_exit(skip)
 
 
 @main.command()
@@ -243,21 +61,27 @@ def refuse_malformed_settings(environ: Mapping[str, str], set_by_serve: bool = F
     type=click.IntRange(1, 64),
     help="`ludotheque worker` processes playing bot turns",
 )
-def serve(host: str, port: int, data_dir: str, workers: int, bot_workers: int) -> None:
+@click.pass_obj
+def serve(
+    settings: Settings, host: str, port: int, data_dir: str, workers: int, bot_workers: int
+) -> None:
     """Serve the API under gunicorn and play bot turns in `ludotheque worker`
     processes; without REDIS_URL, start a private Redis too."""
     from service.store.embedded import EmbeddedRedis
 
     # Until the servers run, SIGTERM unwinds normally (stopping the embedded Redis).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # The servers are processes of their own: they read these from the environment.
     os.environ["LUDOTHEQUE_BIND"] = f"{host}:{port}"
     os.environ["LUDOTHEQUE_WORKERS"] = str(workers)
-    if os.environ.get("REDIS_URL"):
+    if settings.redis_url:
         run_servers(bot_workers)
         return
-    with EmbeddedRedis(data_dir) as url:
+    with EmbeddedRedis(
+        data_dir, appendfsync=settings.appendfsync, server=settings.redis_server
+    ) as url:
         os.environ["REDIS_URL"] = url
-        if "LUDOTHEQUE_RECORD_KEY_FILE" not in os.environ:  # records' key, kept beside the AOF
+        if settings.record_key_file is None:  # records' key, kept beside the AOF
             from service.domain.signing import ensure_key_file
 
             os.environ["LUDOTHEQUE_RECORD_KEY_FILE"] = str(ensure_key_file(Path(data_dir)))
@@ -304,17 +128,51 @@ def run_servers(bot_workers: int = 1) -> None:
 @click.option(
     "--budget-ms",
     type=click.IntRange(1, 60_000),
-    default=lambda: int(os.environ.get("LUDOTHEQUE_BOT_BUDGET_MS", "1000")),
     show_default="1000, or $LUDOTHEQUE_BOT_BUDGET_MS",
     help="thinking time per bot move",
 )
-def worker(budget_ms: int) -> None:
+@click.pass_obj
+def worker(settings: Settings, budget_ms: int | None) -> None:
     """Play bot turns and expired turn clocks (REDIS_URL required)."""
     from service.background.worker import run_worker
     from service.observability import configure_logging
 
+    def start() -> Matches:
+        from service.app import create_app  # once SIGTERM is caught (run_worker)
+
+        return create_app(settings=settings).extensions["ludotheque.matches"]
+
     configure_logging()
-    run_worker(budget_ms / 1000)
+    budget_s = (budget_ms or settings.bot_budget_ms) / 1000
+    run_worker(budget_s, start, delivery_settings(settings))
+
+
+def delivery_settings(settings: Settings) -> DeliverySettings:
+    """A worker's webhook deliveries, as its settings say (``LUDOTHEQUE_WEBHOOK_*``)."""
+    from service.background.webhooks import DeliverySettings
+
+    return DeliverySettings(
+        give_up_s=settings.webhook_give_up_s,
+        threads=settings.webhook_threads,
+        retry_threads=settings.webhook_retry_threads,
+        lease_s=settings.webhook_lease_s,
+        in_flight=settings.webhook_calls,
+    )
+
+
+@main.command("settings")
+@click.option("--markdown", is_flag=True, help="print docs/operators/configuration.md instead")
+def show_settings(markdown: bool) -> None:
+    """Check the settings the environment gives, as `serve` and `worker` do
+    when they start (status 78 naming each malformed one); with --markdown,
+    print the page that lists every setting."""
+    if markdown:
+        from service.settings.page import markdown as page
+
+        click.echo(page(), nl=False)
+        return
+    load_or_exit()
+    click.echo("every setting is well formed")
 
 
 @main.command()
@@ -395,7 +253,7 @@ def record_public_key(key: str | None, server: str | None) -> bytes:
             raise click.ClickException(f"no public key from {url}: {failed}") from None
         source = url
     else:
-        found = key or os.environ.get("LUDOTHEQUE_RECORD_KEY_FILE")
+        found = key or load_or_exit().record_key_file
         if found is None and Path("data", KEY_FILE).exists():
             found = str(Path("data", KEY_FILE))
         if found is None:

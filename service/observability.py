@@ -16,12 +16,11 @@ and a scraper reaches them on an address the Ingress does not route.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 import uuid
 
-from flask import Blueprint, Flask, Response, g, has_request_context, request
+from flask import Blueprint, Flask, Response, current_app, g, has_request_context, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -64,25 +63,28 @@ SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 metrics = Blueprint("metrics", __name__)
 
 
-def collected() -> CollectorRegistry:
-    """The registry to expose: every worker's, under gunicorn."""
-    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+def collected(shared_dir: str | None) -> CollectorRegistry:
+    """The registry to expose: every worker's, under gunicorn (``shared_dir``:
+    PROMETHEUS_MULTIPROC_DIR, where they write their metrics)."""
+    if not shared_dir:
         return REGISTRY
     registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry)
+    multiprocess.MultiProcessCollector(registry, shared_dir)
     return registry
 
 
 @metrics.get("/metrics")
 def serve_metrics() -> Response:
-    return Response(generate_latest(collected()), mimetype=CONTENT_TYPE_LATEST)
+    registry = collected(current_app.config.get("PROMETHEUS_MULTIPROC_DIR"))
+    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
 
 
-def serve_metrics_on(bind: str) -> None:
+def serve_metrics_on(bind: str, shared_dir: str | None) -> None:
     """Serve the metrics on ``bind`` (``host:port``, ``[::1]:9100``) from a
     thread of this process: gunicorn's master, which outlives its workers."""
     host, _, port = bind.rpartition(":")
-    start_http_server(int(port), host.strip("[]") or "0.0.0.0", registry=collected())
+    registry = collected(shared_dir)
+    start_http_server(int(port), host.strip("[]") or "0.0.0.0", registry=registry)
 
 
 class RequestIdFilter(logging.Filter):

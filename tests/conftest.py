@@ -14,6 +14,7 @@ import requests
 from werkzeug.serving import make_server
 
 from service.app import create_app
+from service.background import outbound
 from service.store.embedded import EmbeddedRedis
 
 
@@ -75,8 +76,9 @@ def matches(live: LiveServer):
 
 @pytest.fixture
 def loopback_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Outbound calls (webhooks, HTTP bots) to the tests' loopback servers."""
-    monkeypatch.setenv("LUDOTHEQUE_OUTBOUND_ALLOW", "http,127.0.0.0/8,::1")
+    """Outbound calls (webhooks, HTTP bots) to the tests' loopback servers
+    (this process's allowances: LUDOTHEQUE_OUTBOUND_ALLOW's, for a process)."""
+    monkeypatch.setattr(outbound, "allowed", outbound.parse_allow("http,127.0.0.0/8,::1"))
 
 
 # Debian's Chromium, driven by Playwright for Python (never `playwright install`).

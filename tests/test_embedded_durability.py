@@ -18,7 +18,8 @@ import redis
 import requests
 
 from bench.failover import logged_actions, replays
-from service.store.embedded import appendfsync, free_port
+from service.settings import Settings
+from service.store.embedded import free_port
 from tests.api.client import ApiClient
 from tests.test_cli import start
 
@@ -63,7 +64,7 @@ def play(api: ApiClient, confirmed: list, stopping: threading.Event) -> None:
 
 
 def test_the_default_fsync_policy_is_always():
-    assert appendfsync() == "always"
+    assert Settings().appendfsync == "always"
 
 
 @pytest.mark.skipif(

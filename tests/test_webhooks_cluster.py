@@ -3,14 +3,12 @@ queue lives in a slot of its own, each match's cursor in the match's slot."""
 
 from __future__ import annotations
 
-from service.background import outbound
 from service.store import deliveries
 from tests.api.client import ApiClient
 from tests.api.receivers import BotServer, WebhookReceiver
 from tests.api.test_bots import wait_until
 from tests.api.test_webhooks import (
     GAME,
-    LOOPBACK,
     assert_complete_and_in_order,
     bot_match,
     delivered_everything,
@@ -21,8 +19,7 @@ from tests.clusters import SLOTS
 from tests.test_cluster import cluster_live, cluster_url  # noqa: F401 (fixtures)
 
 
-def test_webhooks_and_http_bots_on_the_cluster(cluster_live, monkeypatch):  # noqa: F811
-    monkeypatch.setenv(outbound.ALLOW_ENV, LOOPBACK)
+def test_webhooks_and_http_bots_on_the_cluster(cluster_live, loopback_allowed):  # noqa: F811
     api = ApiClient(cluster_live.base)
     matches = cluster_live.app.extensions["ludotheque.matches"]
     client = matches.store.client

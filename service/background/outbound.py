@@ -32,20 +32,19 @@ network the server sees (``PUBLIC_REASON``).
 
 ``LUDOTHEQUE_OUTBOUND_ALLOW``: comma-separated; ``http`` allows plain http,
 any other item is an address or network (``127.0.0.0/8``, ``10.1.2.3``)
-allowed although internal. Empty by default. The tests set
-``http,127.0.0.0/8,::1``. ``check_settings()`` refuses a malformed value
-(at startup); should one reach a call anyway, it counts as empty (https
-only, nothing internal) and is logged, never a failed request.
+allowed although internal. Empty by default. The tests allow
+``http,127.0.0.0/8,::1``. It is read with every other setting when a
+process starts (``service.settings``: a malformed value stops the process,
+naming it), and handed to this module with the cap on calls in flight by
+the app factory (``configure``).
 """
 
 from __future__ import annotations
 
-import functools
 import http.client
 import ipaddress
 import logging
 import math
-import os
 import socket
 import ssl
 import threading
@@ -59,8 +58,6 @@ from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
 
-ALLOW_ENV = "LUDOTHEQUE_OUTBOUND_ALLOW"
-CONCURRENCY_ENV = "LUDOTHEQUE_OUTBOUND_CONCURRENCY"
 DEFAULT_CONCURRENCY = 128  # the worker's HTTP bot turns and webhook calls, with room
 MAX_ANSWER = 64 * 1024  # bytes read from an answer, at most
 MAX_URL = 2048
@@ -176,12 +173,18 @@ def refusal(address: Address, allowed: tuple[Network, ...] = ()) -> str | None:
 
 
 # -- settings -----------------------------------------------------------------------
-def parse_allow(value: str) -> tuple[bool, tuple[Network, ...]]:
-    """``LUDOTHEQUE_OUTBOUND_ALLOW``'s (plain http allowed, networks allowed
-    although internal); ValueError naming the variable when malformed."""
-    items = [i.strip() for i in value.split(",")]
+class Allowed(NamedTuple):
+    """What calls may reach beyond https URLs and public addresses."""
+
+    http: bool = False  # plain http URLs
+    networks: tuple[Network, ...] = ()  # networks called although internal
+
+
+def parse_allow(value: str) -> Allowed:
+    """``LUDOTHEQUE_OUTBOUND_ALLOW``'s allowances; ValueError saying which
+    item is malformed (``service.settings`` names the variable)."""
     http_allowed, networks = False, []
-    for item in items:
+    for item in (i.strip() for i in value.split(",")):
         if item == "http":
             http_allowed = True
         elif item:
@@ -189,45 +192,23 @@ def parse_allow(value: str) -> tuple[bool, tuple[Network, ...]]:
                 networks.append(ipaddress.ip_network(item, strict=False))
             except ValueError:
                 raise ValueError(
-                    f"{ALLOW_ENV}: {item!r} is neither http nor an address or network "
+                    f"{item!r} is neither http nor an address or network "
                     "(e.g. http,10.0.0.0/8,fd00::/8)"
                 ) from None
-    return http_allowed, tuple(networks)
+    return Allowed(http_allowed, tuple(networks))
 
 
-def parse_concurrency(value: str | None) -> int:
-    if value is None or not value.strip():
-        return DEFAULT_CONCURRENCY
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise ValueError(f"{CONCURRENCY_ENV}: {value!r} is not a whole number above 0")
-    return number
+# This process's, from its settings (``configure``); until then https and
+# public addresses only.
+allowed = Allowed()
+concurrency = DEFAULT_CONCURRENCY
 
 
-def check_settings() -> None:
-    """Raise ValueError, naming the variable, if a setting of outbound calls
-    in the environment is malformed (for ``serve`` and ``worker`` to stop at
-    startup)."""
-    parse_allow(os.environ.get(ALLOW_ENV, ""))
-    parse_concurrency(os.environ.get(CONCURRENCY_ENV))
-
-
-@functools.lru_cache(maxsize=8)
-def _allowances(value: str) -> tuple[bool, tuple[Network, ...]]:
-    try:
-        return parse_allow(value)
-    except ValueError as malformed:  # logged once per value
-        log.error("%s; calling https and public addresses only", malformed)
-        return False, ()
-
-
-def allowances() -> tuple[bool, tuple[Network, ...]]:
-    """(plain http allowed, networks allowed although internal), read now; a
-    malformed setting counts as none (the safe reading) and is logged."""
-    return _allowances(os.environ.get(ALLOW_ENV, ""))
+def configure(allow: Allowed, calls: int) -> None:
+    """Set this process's allowances and its cap on calls in flight (the
+    cap takes effect if set before the first call, as the app factory does)."""
+    global allowed, concurrency
+    allowed, concurrency = allow, calls
 
 
 def check_url(url: str) -> None:
@@ -235,8 +216,7 @@ def check_url(url: str) -> None:
     if len(url) > MAX_URL:
         raise Refused("bad_url", "too long")
     parts = urlsplit(url)
-    http_allowed, _ = allowances()
-    if parts.scheme not in ("https", "http") or (parts.scheme == "http" and not http_allowed):
+    if parts.scheme not in ("https", "http") or (parts.scheme == "http" and not allowed.http):
         raise Refused("bad_url", "https URLs only")
     if not parts.hostname or parts.username or parts.password:
         raise Refused("bad_url", "a host and no credentials")
@@ -250,13 +230,12 @@ def vetted_address(host: str, port: int, deadline: float = math.inf) -> tuple[in
     """The (family, address) to connect to: every address ``host`` resolves
     to (by ``deadline``, a ``time.monotonic()``) must be allowed, so a name
     with one internal address is refused."""
-    _, networks = allowances()
     infos = resolved(host, port, deadline)
     if not infos:
         raise Refused("dns", "no address")
     for info in infos:
         address = ipaddress.ip_address(info[4][0].split("%")[0])
-        why = refusal(address, networks)
+        why = refusal(address, allowed.networks)
         if why is not None:
             raise Refused("internal_address", f"{host} resolves to {address}: {why}")
     return infos[0][0], infos[0][4][0]
@@ -378,7 +357,7 @@ def slots() -> threading.BoundedSemaphore:
     global _slots
     with _slots_lock:
         if _slots is None:
-            _slots = threading.BoundedSemaphore(_concurrency())
+            _slots = threading.BoundedSemaphore(concurrency)
         return _slots
 
 
@@ -387,16 +366,8 @@ def _resolver() -> ThreadPoolExecutor:
     global _lookups
     with _slots_lock:
         if _lookups is None:
-            _lookups = ThreadPoolExecutor(_concurrency(), "outbound-dns")
+            _lookups = ThreadPoolExecutor(concurrency, "outbound-dns")
         return _lookups
-
-
-def _concurrency() -> int:
-    try:
-        return parse_concurrency(os.environ.get(CONCURRENCY_ENV))
-    except ValueError as malformed:
-        log.error("%s; using %d", malformed, DEFAULT_CONCURRENCY)
-        return DEFAULT_CONCURRENCY
 
 
 def post(

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
 import queue
 import random
 import secrets
@@ -94,6 +93,9 @@ SLOW = Counter(
 
 @dataclass(frozen=True)
 class DeliverySettings:
+    """How deliveries are made; a worker's come from its settings
+    (``service.cli.delivery_settings``: ``LUDOTHEQUE_WEBHOOK_*``)."""
+
     base_s: float = 1.0  # first retry within this long; doubling on each failure
     cap_s: float = 600.0  # a retry waits at most this long
     give_up_s: float = 24 * 3600.0  # failing this long in a row: given up
@@ -109,21 +111,6 @@ class DeliverySettings:
     # calls per process at once (threads that only do HTTP): enough that the
     # receivers that are slow to answer (one call each) leave room for the others
     in_flight: int = 64
-
-    @classmethod
-    def from_env(cls) -> DeliverySettings:
-        """Defaults, less what LUDOTHEQUE_WEBHOOK_GIVE_UP_S, _THREADS,
-        _RETRY_THREADS, _CALLS and _LEASE_S say (a lease longer than two
-        delivery timeouts)."""
-        return cls(
-            give_up_s=float(os.environ.get("LUDOTHEQUE_WEBHOOK_GIVE_UP_S", cls.give_up_s)),
-            threads=int(os.environ.get("LUDOTHEQUE_WEBHOOK_THREADS", cls.threads)),
-            retry_threads=int(
-                os.environ.get("LUDOTHEQUE_WEBHOOK_RETRY_THREADS", cls.retry_threads)
-            ),
-            lease_s=float(os.environ.get("LUDOTHEQUE_WEBHOOK_LEASE_S", cls.lease_s)),
-            in_flight=int(os.environ.get("LUDOTHEQUE_WEBHOOK_CALLS", cls.in_flight)),
-        )
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import random
 import signal
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from service.background import webhooks
@@ -111,17 +112,17 @@ class Worker:
         log.info("worker stopped")
 
 
-def run_worker(budget_s: float) -> None:
-    """Run until SIGTERM or SIGINT, finishing the turn at hand. The signals
+def run_worker(
+    budget_s: float, start: Callable[[], Matches], delivery: webhooks.DeliverySettings
+) -> None:
+    """Run until SIGTERM or SIGINT, finishing the turn at hand, on the
+    matches ``start`` gives (the app's, as the settings say). The signals
     are caught first thing, so that even a stop during start-up is clean."""
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
-    from service.app import create_app
-
-    app = create_app()
-    matches = app.extensions["ludotheque.matches"]
-    deliverer = webhooks.Deliverer(matches, webhooks.DeliverySettings.from_env())
+    matches = start()
+    deliverer = webhooks.Deliverer(matches, delivery)
     delivering = threading.Thread(target=deliverer.run, args=(stopping,), daemon=True)
     delivering.start()
     Worker(matches, budget_s, stopping=stopping).run()

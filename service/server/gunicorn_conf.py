@@ -1,6 +1,7 @@
 """The one gunicorn configuration: used by `ludotheque serve` and the container.
 
-Settings come from the environment so that both entry points share them.
+Settings come from the environment (``service.settings``) so that both
+entry points share them.
 """
 
 import os
@@ -13,36 +14,38 @@ from gevent import monkey
 # Patch before anything imports socket or ssl, in the master and so in every worker.
 monkey.patch_all()
 
+from service.settings import load_or_exit  # noqa: E402 (imports no prometheus_client)
+
+# The container and the chart start gunicorn directly: a malformed setting
+# stops it here, naming the variable, as it stops `ludotheque serve`.
+SETTINGS = load_or_exit()
+
 # Every worker writes its metrics here and /metrics adds them up; it must be
 # set before prometheus_client is imported anywhere. A directory made here
 # is removed when gunicorn exits (``on_exit``).
 METRICS_DIR = None
-if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-    METRICS_DIR = tempfile.mkdtemp(prefix="ludotheque-metrics-")
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = METRICS_DIR
+SHARED_METRICS = SETTINGS.prometheus_multiproc_dir
+if not SHARED_METRICS:
+    SHARED_METRICS = METRICS_DIR = tempfile.mkdtemp(prefix="ludotheque-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = METRICS_DIR  # for prometheus_client, and the workers
 
 import orjson  # noqa: E402
 from gunicorn import util  # noqa: E402
 from prometheus_client import multiprocess  # noqa: E402
 
-from service.cli import refuse_malformed_settings  # noqa: E402
 from service.http.errors import HTTP_CODES, PROBLEM_TYPE  # noqa: E402
 from service.live import shutdown as lifecycle  # noqa: E402
 from service.observability import configure_logging, serve_metrics_on  # noqa: E402
 from service.server import collector, wire  # noqa: E402
 
-# The container and the chart start gunicorn directly: a malformed setting
-# stops it here, naming the variable, as it stops `ludotheque serve`.
-refuse_malformed_settings(os.environ)
-
-bind = os.environ.get("LUDOTHEQUE_BIND", "127.0.0.1:8000")
-workers = int(os.environ.get("LUDOTHEQUE_WORKERS", "1"))
+bind = SETTINGS.bind
+workers = SETTINGS.workers
 # gevent: an idle event stream or long poll costs a greenlet, not a thread.
 worker_class = "gevent"
 # Each open event stream holds one connection (and one file descriptor) for
 # as long as it lives; ordinary requests keep the slots that the followers'
 # cap per process (LUDOTHEQUE_FOLLOWERS_PER_PROCESS, 3,500) leaves free.
-worker_connections = int(os.environ.get("LUDOTHEQUE_WORKER_CONNECTIONS", "4000"))
+worker_connections = SETTINGS.worker_connections
 
 
 def _raise_open_files(wanted: int) -> None:
@@ -56,17 +59,17 @@ def _raise_open_files(wanted: int) -> None:
 
 _raise_open_files(worker_connections + 1000)
 wsgi_app = "service.app:create_app()"
-worker_tmp_dir = os.environ.get("LUDOTHEQUE_WORKER_TMP_DIR")
+worker_tmp_dir = SETTINGS.worker_tmp_dir
 # The app logs every request as a JSON line (with its request id).
 accesslog = None
 errorlog = "-"
-loglevel = os.environ.get("LUDOTHEQUE_LOG_LEVEL", "info")
+loglevel = SETTINGS.log_level
 graceful_timeout = 10
 # Seconds an idle connection is kept for the client's next request: a
 # person's turn comes every few seconds, and gunicorn's 2 made most turns
 # open a new connection. Behind a proxy that keeps connections to the
 # server, set it above the proxy's idle timeout.
-keepalive = int(os.environ.get("LUDOTHEQUE_KEEPALIVE_S", "5"))
+keepalive = SETTINGS.keepalive_s
 control_socket_disable = True
 
 configure_logging(loglevel.upper())
@@ -102,8 +105,8 @@ wire.install()
 
 def when_ready(server):
     # /metrics on an address of its own, not the API's (service.observability)
-    if os.environ.get("LUDOTHEQUE_METRICS_BIND"):
-        serve_metrics_on(os.environ["LUDOTHEQUE_METRICS_BIND"])
+    if SETTINGS.metrics_bind:
+        serve_metrics_on(SETTINGS.metrics_bind, SHARED_METRICS)
 
 
 def post_worker_init(worker):
@@ -112,7 +115,7 @@ def post_worker_init(worker):
 
 
 def child_exit(server, worker):
-    multiprocess.mark_process_dead(worker.pid)
+    multiprocess.mark_process_dead(worker.pid, SHARED_METRICS)
 
 
 def on_exit(server):

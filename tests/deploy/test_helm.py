@@ -38,7 +38,7 @@ import pytest
 import requests
 import yaml
 
-from service.cli import check_settings
+from service.settings import problems
 from tests.conftest import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -906,7 +906,7 @@ def test_with_its_ingress_the_chart_trusts_the_controller_and_nothing_else(chart
     assert "LUDOTHEQUE_TRUSTED_PROXIES" not in config_map(render(chart, CASES["defaults"]))
     behind = config_map(render(chart, CASES["existing-secret-ingress-fixed-replicas"]))
     assert behind["LUDOTHEQUE_TRUSTED_PROXIES"] == "1"
-    assert check_settings(behind) == [], "the API and the worker start with it"
+    assert problems(behind) == [], "the API and the worker start with it"
     ingress = {"enabled": True, "trustedProxies": 2}
     two = render(chart, {**CASES["defaults"], "ingress": ingress})
     assert config_map(two)["LUDOTHEQUE_TRUSTED_PROXIES"] == "2"

@@ -21,9 +21,11 @@ from contextlib import contextmanager
 
 import pytest
 
+from service.app import create_app
 from service.background import outbound
 from service.background.webhooks import Deliverer, DeliverySettings
 from service.background.worker import Worker
+from service.settings import Malformed, load
 from service.store.matches import log_key
 from tests.api.client import ApiClient
 from tests.api.receivers import BotServer, Dripper, DripperFarm, WebhookReceiver
@@ -307,7 +309,7 @@ PUBLIC = [
 
 @pytest.mark.parametrize("address", INTERNAL)
 def test_an_internal_address_is_refused_whatever_its_form(address, monkeypatch):
-    monkeypatch.delenv(outbound.ALLOW_ENV, raising=False)
+    monkeypatch.setattr(outbound, "allowed", outbound.Allowed())
     with pytest.raises(outbound.Refused) as refused:
         outbound.vetted_address(address, 443)
     assert refused.value.reason == "internal_address"
@@ -315,7 +317,7 @@ def test_an_internal_address_is_refused_whatever_its_form(address, monkeypatch):
 
 @pytest.mark.parametrize("address", PUBLIC)
 def test_a_public_address_is_called_whatever_its_form(address, monkeypatch):
-    monkeypatch.delenv(outbound.ALLOW_ENV, raising=False)
+    monkeypatch.setattr(outbound, "allowed", outbound.Allowed())
     assert outbound.vetted_address(address, 443)[1] == address
 
 
@@ -332,7 +334,7 @@ def test_every_range_of_the_table_has_its_case():
 
 
 def test_the_allow_list_admits_a_carried_address(monkeypatch):
-    monkeypatch.setenv(outbound.ALLOW_ENV, "127.0.0.0/8")
+    monkeypatch.setattr(outbound, "allowed", outbound.parse_allow("127.0.0.0/8"))
     assert outbound.vetted_address("::ffff:127.0.0.1", 443)[1] == "::ffff:127.0.0.1"
     with pytest.raises(outbound.Refused):
         outbound.vetted_address("::ffff:10.0.0.1", 443)
@@ -346,7 +348,7 @@ def test_failure_events_do_not_say_why_a_call_failed(
     does not allow (127.0.0.2: only 127.0.0.1 is), and a bot at a port where
     nobody listens: the match's events (as anyone reads them) say that the
     calls failed; the log says why."""
-    monkeypatch.setenv(outbound.ALLOW_ENV, "http,127.0.0.1/32")
+    monkeypatch.setattr(outbound, "allowed", outbound.parse_allow("http,127.0.0.1/32"))
     caplog.set_level(logging.INFO)
     with socketless_port() as closed:
         created = api.create(
@@ -397,33 +399,36 @@ def socketless_port() -> Iterator[int]:
 
 
 # -- a malformed allow list (point 13) ------------------------------------------------
+ALLOW = "LUDOTHEQUE_OUTBOUND_ALLOW"
+
+
 @pytest.mark.parametrize("value", ["loopback", "http,10.0.0.0/33", "127.0.0.1,,nope"])
-def test_a_malformed_allow_list_is_named_by_the_settings_check(value, monkeypatch):
-    monkeypatch.setenv(outbound.ALLOW_ENV, value)
-    with pytest.raises(ValueError, match=f"^{outbound.ALLOW_ENV}: "):
-        outbound.check_settings()
+def test_a_malformed_allow_list_is_named_by_the_settings_check(value):
+    with pytest.raises(Malformed, match=f"^{ALLOW}: "):
+        load({ALLOW: value})
 
 
-def test_a_malformed_concurrency_is_named_by_the_settings_check(monkeypatch):
-    monkeypatch.setenv(outbound.CONCURRENCY_ENV, "lots")
-    with pytest.raises(ValueError, match=f"^{outbound.CONCURRENCY_ENV}: "):
-        outbound.check_settings()
+def test_a_malformed_concurrency_is_named_by_the_settings_check():
+    with pytest.raises(Malformed, match=r"^LUDOTHEQUE_OUTBOUND_CONCURRENCY: "):
+        load({"LUDOTHEQUE_OUTBOUND_CONCURRENCY": "lots"})
 
 
-def test_good_settings_pass_the_check(monkeypatch):
-    monkeypatch.setenv(outbound.ALLOW_ENV, " http , 127.0.0.0/8,::1 ")
-    monkeypatch.setenv(outbound.CONCURRENCY_ENV, "8")
-    outbound.check_settings()
-    monkeypatch.delenv(outbound.ALLOW_ENV)
-    monkeypatch.delenv(outbound.CONCURRENCY_ENV)
-    outbound.check_settings()
+def test_good_settings_pass_the_check():
+    settings = load({ALLOW: " http , 127.0.0.0/8,::1 ", "LUDOTHEQUE_OUTBOUND_CONCURRENCY": "8"})
+    assert settings.outbound_allow.http and len(settings.outbound_allow.networks) == 2
+    assert settings.outbound_concurrency == 8
+    assert load({}).outbound_allow == outbound.Allowed()
 
 
 def test_a_malformed_allow_list_never_answers_500(api, redis_client, monkeypatch):
     """``loopback`` is no network: creating a match with a webhook answered
-    500. It now counts as an empty list (https only, nothing internal):
-    the safe reading, and the settings check names it at startup."""
-    monkeypatch.setenv(outbound.ALLOW_ENV, "loopback")
+    500. Now no process starts with it (the app factory reads the settings
+    and names it); the allowances of a process without any are https only,
+    nothing internal."""
+    monkeypatch.setenv(ALLOW, "loopback")
+    with pytest.raises(Malformed, match=f"^{ALLOW}: 'loopback'"):
+        create_app()
+    monkeypatch.setattr(outbound, "allowed", outbound.Allowed())
     hook = {"players": [{"name": "a"}, {}], "webhook": {"url": "https://hooks.example.com/x"}}
     created = api.create(GAME, hook)
     assert created.status_code == 201, created.text
