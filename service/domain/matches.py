@@ -30,7 +30,7 @@ from service.domain.problems import Problem, from_illegal_action
 from service.http.limits import Counter, pending_counters
 from service.live.followers import Allowances, Bounds, Watch, long_poll, open_stream
 from service.live.hub import Hub
-from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES
+from service.metrics import ACTIONS, BOT_MOVE, CAS_RETRIES
 from service.store.matches import Loaded, Store, Written, idempotency_key
 from service.store.outages import NotReplicated
 from service.store.quotas import Quotas
