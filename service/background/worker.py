@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from service.background import webhooks
 from service.domain.matches import Matches
-from service.store.matches import Loaded
+from service.domain.ports import Loaded
 from service.store.outages import StoreBackoff, is_store_trouble
 
 log = logging.getLogger(__name__)

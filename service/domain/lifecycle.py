@@ -22,8 +22,8 @@ from service.domain import tokens as auth
 from service.domain.endings import RESIGNED_BOT, ended_early
 from service.domain.fairness import new_randomness, revealed, shown
 from service.domain.matches import Matches, engine_options, present, public_seats, status_of
+from service.domain.ports import Loaded
 from service.domain.problems import Problem
-from service.store.matches import Loaded
 
 Decide = Callable[[dict[str, Any], int], list[Event]]
 CHEAP_BOT = "random"  # plays a resigned seat past its resigner's cap of bot seats

@@ -26,13 +26,13 @@ from service.background import httpbots, webhooks
 from service.background.scheduler import QUEUE_KEYS, Scheduler
 from service.domain import access, endings, fairness, lobby
 from service.domain import tokens as auth
+from service.domain.ports import Loaded, NotReplicated, Written
 from service.domain.problems import Problem, from_illegal_action
 from service.http.limits import Counter, pending_counters
 from service.live.followers import Allowances, Bounds, Watch, long_poll, open_stream
 from service.live.hub import Hub
 from service.metrics import ACTIONS, BOT_MOVE, CAS_RETRIES
-from service.store.matches import Loaded, Store, Written, idempotency_key
-from service.store.outages import NotReplicated
+from service.store.matches import Store, idempotency_key
 from service.store.quotas import Quotas
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")

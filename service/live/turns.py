@@ -9,9 +9,9 @@ import time
 from engines.core import Game
 from service.domain.access import may_follow_as
 from service.domain.matches import Matches, status_of
+from service.domain.ports import Loaded
 from service.live import shutdown as lifecycle
 from service.live.hub import Follower
-from service.store.matches import Loaded
 
 
 def settled(game: Game, loaded: Loaded, seat: int) -> bool:
