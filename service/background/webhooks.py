@@ -48,13 +48,11 @@ waiting a patience for each, 16 of them held both first-lane threads for
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import logging
 import os
 import queue
 import random
-import secrets
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -69,9 +67,8 @@ from prometheus_client import Counter
 from standardwebhooks.webhooks import Webhook
 
 from engines import GAMES
-from engines.core import redact_events
 from service.background import outbound
-from service.domain import access
+from service.domain.hooks import chosen
 from service.store.matches import log_key
 from service.store.outages import StoreBackoff, is_store_trouble
 
@@ -83,8 +80,6 @@ log = logging.getLogger(__name__)
 # lane one attempt per failure streak and wait in the second.
 QUEUE_KEY = "ludotheque:{hooks}:due"
 RETRY_KEY = "ludotheque:{hooks}:retry"
-ALL = "all"
-YOUR_TURN = "your_turn"
 BATCH = 100  # log entries per delivery, at most
 
 # KEYS: the queue. ARGV: now, lease seconds. Takes the first match due by
@@ -201,10 +196,6 @@ def down_key(url: str) -> str:
     return "ludotheque:{hooks}:down:" + hashlib.sha256(receiver.encode()).hexdigest()[:32]
 
 
-def new_secret() -> str:
-    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
-
-
 def signed_headers(secret: str, message_id: str, body: bytes) -> dict[str, str]:
     """The Standard Webhooks headers for ``body``, signed now."""
     now = datetime.now(tz=UTC)
@@ -216,90 +207,12 @@ def signed_headers(secret: str, message_id: str, body: bytes) -> dict[str, str]:
     }
 
 
-# -- at creation and on every commit --------------------------------------------
-def configure(
-    match: dict[str, Any], players: list[dict[str, Any]], calls: dict[str, Any]
-) -> str | None:
-    """Give a new ``match`` its webhook and bot deadline from ``calls`` (the
-    creation body's ``webhook`` and ``bot_deadline_s``); return its secret
-    (shown once) when it calls anyone: a webhook or a ``bot_url`` seat."""
-    webhook = calls.get("webhook")
-    if webhook is not None:
-        match["webhook"] = {
-            "url": webhook["url"],
-            "events": webhook["events"],
-            "given_up": False,
-            "notified": [],
-        }
-    if calls.get("bot_deadline_s") is not None:
-        match["bot_deadline_s"] = calls["bot_deadline_s"]
-    if webhook is None and not any("bot_url" in p for p in players):
-        return None
-    match["secret"] = new_secret()
-    return match["secret"]
-
-
-def carried(old: dict[str, Any]) -> dict[str, Any]:
-    """What a rematch keeps of ``old``'s calls: its webhook (afresh), bot
-    deadline and secret, which the creator already holds."""
-    kept: dict[str, Any] = {k: old[k] for k in ("secret", "bot_deadline_s") if k in old}
-    if "webhook" in old:
-        kept["webhook"] = old["webhook"] | {"given_up": False, "notified": []}
-    return kept
-
-
-def shown(match: dict[str, Any]) -> dict[str, Any] | None:
-    """What anyone may know of a match's webhook (never its URL or secret)."""
-    hook = match.get("webhook")
-    if hook is None:
-        return None
-    return {"events": hook["events"], "given_up": hook["given_up"]}
-
-
-def wants(hook: dict[str, Any], kind: str) -> bool:
-    return ALL in hook["events"] or kind in hook["events"]
-
-
-def turn_notices(
-    match: dict[str, Any], to_act: list[int], events: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """A ``your_turn`` log entry for each person's seat that has just come to
-    act (it was not to act before this write's ``events``, or it acted in
-    them), if the webhook wants them; shown to nobody (``to: []``) but the
-    webhook, which sends only the seat number."""
-    hook = match.get("webhook")
-    if hook is None or not wants(hook, YOUR_TURN):
-        return []
-    acted = {e["seat"] for e in events if e["type"] == "action"}
-    before = set(hook["notified"]) - acted
-    fresh = [s for s in to_act if s not in before and not match["seats"][s].get("bot")]
-    hook["notified"] = list(to_act)
-    return [{"type": YOUR_TURN, "seat": seat, "to": []} for seat in fresh]
-
-
-def calling(match: dict[str, Any]) -> bool:
-    """Whether ``match`` has a webhook still called."""
-    return "webhook" in match and not match["webhook"]["given_up"]
-
-
+# -- on every commit --------------------------------------------------------------
 def enqueue(client: Any, match_id: str) -> None:
     """Something new to deliver in ``match_id``: due now in the first lane,
     unless it is queued already (leased, or waiting for a retry: its time
     and lane stand)."""
     client.register_script(ENQUEUE)(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
-
-
-def chosen(hook: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The entries a delivery carries: what a spectator sees, of the chosen
-    types, and the turn notices with their seat number only."""
-    carried = []
-    for event in events:
-        if event["type"] == YOUR_TURN:
-            if wants(hook, YOUR_TURN):
-                carried.append({k: event[k] for k in ("index", "version", "type", "seat")})
-        elif wants(hook, event["type"]):
-            carried += redact_events([event], access.OUTSIDE_READER)
-    return carried
 
 
 # -- delivering -----------------------------------------------------------------

@@ -16,8 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engines.core import Event, Game, IllegalAction
-from service.background import webhooks
-from service.domain import access
+from service.domain import access, hooks
 from service.domain import tokens as auth
 from service.domain.endings import RESIGNED_BOT, ended_early
 from service.domain.fairness import new_randomness, revealed, shown
@@ -266,5 +265,5 @@ def rematch_match(
         "creator": creator,
         "created_at": time.time(),
         "rematch_of": old["id"],
-        **({} if old["seats"][asker].get("joined") else webhooks.carried(old)),
+        **({} if old["seats"][asker].get("joined") else hooks.carried(old)),
     }

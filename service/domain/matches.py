@@ -24,7 +24,7 @@ from engines.ai.policies import supported
 from engines.core import Game, IllegalAction
 from service.background import httpbots, webhooks
 from service.background.scheduler import QUEUE_KEYS, Scheduler
-from service.domain import access, endings, fairness, lobby
+from service.domain import access, endings, fairness, hooks, lobby
 from service.domain import tokens as auth
 from service.domain.ports import Loaded, NotReplicated, Written
 from service.domain.problems import Problem, from_illegal_action
@@ -85,7 +85,7 @@ def present(
         **fairness.shown(match),
         "listed": bool(match.get("listed")),
         "rematch": match.get("rematch"),
-        "webhook": webhooks.shown(match),
+        "webhook": hooks.shown(match),
     }
 
 
@@ -212,7 +212,7 @@ class Matches:
         (the game's options plus ``turn_timeout_s``); a ``listed`` one shows
         in the lobby while it has open seats; ``creator``: the address that
         asked (never shown), which the quotas count against; ``calls``: the
-        creation body's ``webhook`` and ``bot_deadline_s`` (service/background/webhooks.py)."""
+        creation body's ``webhook`` and ``bot_deadline_s`` (service/domain/hooks.py)."""
         if not game.min_players <= len(players) <= game.max_players:
             raise Problem(
                 422,
@@ -221,7 +221,7 @@ class Matches:
             )
         for player in players:
             check_bot(game, player.get("bot"))
-        players = [httpbots.as_seat(p) for p in players]
+        players = [hooks.as_seat(p) for p in players]
         if seed is not None and any("name" not in p and not p.get("bot") for p in players):
             raise Problem(
                 422,
@@ -258,7 +258,7 @@ class Matches:
             "created_at": time.time(),
         }
         self.scheduler.reserve(match, [i for i, p in enumerate(players) if p.get("bot")])
-        secret = webhooks.configure(match, players, calls or {})
+        secret = hooks.configure(match, players, calls or {})
         events = [{"type": "match_created", "seats": public_seats(match), **fairness.shown(match)}]
         waiting = status_of(game, match) == "waiting"
         if not waiting:
@@ -399,7 +399,7 @@ class Matches:
         if loaded is None:
             return False
         due = server_turn(GAMES[loaded.match["game"]], loaded.match, time.time())
-        return due is not None and due[1] == httpbots.HTTP_BOT
+        return due is not None and due[1] == hooks.HTTP_BOT
 
     def play_server_turn(
         self, match_id: str, budget_s: float, rng: random.Random, loaded: Loaded | None = None
@@ -421,7 +421,7 @@ class Matches:
             return False
         seat, policy, timed_out = due
         events = [{"type": "timeout", "seat": seat}] if timed_out else []
-        if policy == httpbots.HTTP_BOT:
+        if policy == hooks.HTTP_BOT:
             # someone else's player: bounded by its deadline, not the match's thinking budget
             with BOT_MOVE.labels(game.name, policy).time():
                 action, why = httpbots.decide(game, match, loaded.version, seat, rng, budget_s)
@@ -458,7 +458,7 @@ class Matches:
             ttl = self.settings.waiting_ttl
         version = expected + 1
         if status == "active":
-            events = events + webhooks.turn_notices(match, game.to_act(match["state"]), events)
+            events = events + hooks.turn_notices(match, game.to_act(match["state"]), events)
         stamped = [{"version": version, **event} for event in events]
         try:
             written = self.store.commit(
@@ -470,7 +470,7 @@ class Matches:
             raise
         if written.version is not None and owes_turns(match):
             self._schedule(game, match, written.version, status == "finished", requeue)
-        if written.version is not None and webhooks.calling(match):
+        if written.version is not None and hooks.calling(match):
             webhooks.enqueue(self.store.client, match["id"])
         if written.version is not None and match.get("listed"):
             lobby.sync(self.store, game, match, events)
