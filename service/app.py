@@ -28,6 +28,7 @@ from service.http.health import health
 from service.http.limits import init_limits
 from service.http.play import play
 from service.live.followers import Bounds
+from service.live.following import Following, LiveSettings
 from service.observability import init_observability
 from service.store.matches import Store, connect
 from service.store.quotas import quotas_for
@@ -180,8 +181,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     settings = Settings(
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
-        keepalive_s=app.config["SSE_KEEPALIVE_S"],
         waiting_ttl=app.config["WAITING_TTL"],
+    )
+    limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
+    matches = Matches(store, settings, quotas_for(app, store), Scheduler(store.client, limits))
+    app.extensions["ludotheque.matches"] = matches
+    live = LiveSettings(
+        keepalive_s=app.config["SSE_KEEPALIVE_S"],
         bounds=Bounds(
             per_address=app.config["FOLLOWERS_PER_ADDRESS"],
             per_token=app.config["FOLLOWERS_PER_TOKEN"],
@@ -190,10 +196,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         ),
         ticket_ttl=app.config["STREAM_TICKET_TTL"],
     )
-    limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
-    app.extensions["ludotheque.matches"] = Matches(
-        store, settings, quotas_for(app, store), Scheduler(store.client, limits)
-    )
+    app.extensions["ludotheque.live"] = Following(matches, store, live)
 
     # records' signing key: the deployment's file, else one kept in the store
     app.extensions["ludotheque.record_keys"] = RecordKeys(

@@ -55,7 +55,7 @@ class LiveServer:
         streams and long polls it holds end (werkzeug alone would let them
         run on the stopped app)."""
         self.server.shutdown()
-        self.app.extensions["ludotheque.matches"].hub.stop()
+        self.app.extensions["ludotheque.live"].hub.stop()
         self.http.close()
 
 

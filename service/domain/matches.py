@@ -12,8 +12,7 @@ import random
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -29,8 +28,6 @@ from service.domain import tokens as auth
 from service.domain.ports import Loaded, NotReplicated, Written
 from service.domain.problems import Problem, from_illegal_action
 from service.http.limits import Counter, pending_counters
-from service.live.followers import Allowances, Bounds, Watch, long_poll, open_stream
-from service.live.hub import Hub
 from service.metrics import ACTIONS, BOT_MOVE, CAS_RETRIES
 from service.store.matches import Store, idempotency_key
 from service.store.quotas import Quotas
@@ -43,10 +40,7 @@ class Settings:
     finished_ttl: int = 24 * 3600  # seconds a finished match stays readable
     idle_ttl: int = 7 * 24 * 3600  # seconds an untouched match lives
     max_attempts: int = 50  # compare-and-set attempts before answering 409
-    keepalive_s: float = 10  # at most this long between two writes on an event stream
     waiting_ttl: int = 3600  # seconds a match with an open seat lives after its last change
-    bounds: Bounds = field(default_factory=Bounds)  # open streams and long polls
-    ticket_ttl: int = 60  # seconds a stream ticket may wait for its first use
 
 
 def status_of(game: Game, match: dict[str, Any]) -> str:
@@ -101,8 +95,6 @@ class Matches:
         self.settings = settings
         self.quotas = quotas  # None: no creation limit nor cap on waiting matches
         self.scheduler = scheduler or Scheduler(store.client)
-        self.hub = Hub(store)
-        self.allowances = Allowances(store.client, settings.bounds, self.hub)
 
     # -- reading ---------------------------------------------------------------
     def load(self, game: Game, match_id: str, replay_key: str | None = None) -> Loaded:
@@ -141,60 +133,6 @@ class Matches:
             log,
             fairness.revealed(match, endings.outcome_of(game, match)),
             game.view(state, None),
-        )
-
-    def watch(
-        self, game: Game, match_id: str, token: str | None, after: int
-    ) -> tuple[Watch, bool]:
-        """A follower's watch of the match as the caller (the token's seat as
-        of now: a later change of its holder ends it), and whether it is over."""
-        loaded = self.load(game, match_id)
-        seat = access.follows_as(loaded.match, self.seat_for(loaded, token))
-        watch = Watch(game, match_id, seat, after, since=loaded.version)
-        return watch, status_of(game, loaded.match) == "finished"
-
-    def events(
-        self,
-        game: Game,
-        match_id: str,
-        token: str | None,
-        after: int,
-        limit: int,
-        wait_s: float = 0,
-        address: str = "unknown",
-    ) -> bytes:
-        """The log after ``after`` as the caller may see it (JSON); with
-        ``wait_s``, wait up to that long for an event the caller may see."""
-        watch, _ = self.watch(game, match_id, token, after)
-        watch.whole_log = True
-        holders = [auth.token_hash(token)] if token else []
-        return long_poll(
-            self.store, self.hub, self.allowances, watch, limit, wait_s, address, holders
-        )
-
-    def stream(
-        self,
-        watches: list[Watch],
-        finished: list[bool],
-        address: str,
-        holders: list[str],
-        out: Any = None,
-        on_close: Callable[[], None] | None = None,
-        delivered: Callable[[list[int]], None] | None = None,
-    ) -> tuple[Iterator[str], Callable[[], None]] | None:
-        """Server-Sent Events of ``watches`` (see ``service.live.followers.open_stream``)."""
-        return open_stream(
-            self.store,
-            self.hub,
-            self.allowances,
-            watches,
-            finished,
-            address,
-            holders,
-            self.settings.keepalive_s,
-            out,
-            on_close,
-            delivered,
         )
 
     # -- writing ---------------------------------------------------------------

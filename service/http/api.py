@@ -61,6 +61,7 @@ from service.http.schemas import (
     RecordSchema,
     StreamQuerySchema,
 )
+from service.live.following import Following
 from service.live.tickets import (
     TicketSchema,
     address,
@@ -191,6 +192,10 @@ def json_response(
 
 def matches() -> Matches:
     return current_app.extensions["ludotheque.matches"]
+
+
+def following() -> Following:
+    return current_app.extensions["ludotheque.live"]
 
 
 def record_keys() -> signing.RecordKeys:
@@ -495,10 +500,10 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
                 # first the turn, then whether the version is news; a long
                 # poll, held against the follower caps as a stream is
                 holder = auth.token_hash(token)
-                allowances = matches().allowances
+                allowances = following().allowances
                 held = allowances.hold(address(), [holder], wait + 30)
                 try:
-                    loaded = wait_for_turn(matches(), game, match_id, loaded, seat, wait, holder)
+                    loaded = wait_for_turn(following(), game, match_id, loaded, seat, wait, holder)
                 finally:
                     allowances.release(held)
                 seat = matches().seat_for(loaded, token)  # 403 if the seat changed hands
@@ -632,7 +637,7 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             token = bearer_token()
             cursor = header_number("Last-Event-ID")
             after = after if cursor is None else cursor
-            body = matches().events(game, match_id, token, after, limit, wait, address())
+            body = following().events(game, match_id, token, after, limit, wait, address())
             return json_response(body)
 
     @blp.route("/matches/<match_id>/stream")
@@ -666,9 +671,9 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             after = after if resume is None else resume
             if ticket is None:
                 token = bearer_token()
-                watch, finished = matches().watch(game, match_id, token, after)
+                watch, finished = following().watch(game, match_id, token, after)
                 holders = [auth.token_hash(token)] if token else []
-                opened = matches().stream([watch], [finished], address(), holders, answer())
+                opened = following().stream([watch], [finished], address(), holders, answer())
                 return stream_response(opened)
             return ticket_stream(game, match_id, ticket, after, resume is not None)
 
@@ -685,8 +690,8 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
             bearer token's seat with `GET .../stream?ticket=` (an
             EventSource cannot send the token, and a token never goes in a URL)."""
             token = bearer_token()
-            follows = follows_of(matches(), [{"game": name, "match": match_id, "token": token}])
-            ticket = issue(matches().store.client, follows, matches().settings.ticket_ttl)
+            follows = follows_of(following(), [{"game": name, "match": match_id, "token": token}])
+            ticket = issue(following().store.client, follows, following().settings.ticket_ttl)
             return ticket_answer(ticket, f"/v1/games/{name}/matches/{match_id}/stream")
 
     lifecycle_api.add_routes(api, blp, game, match_schema)
