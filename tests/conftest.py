@@ -69,7 +69,8 @@ def live(redis_url: str) -> Iterator[LiveServer]:
 @pytest.fixture
 def matches(live: LiveServer):
     """The live server's match logic (service.domain.matches.Matches), for what a
-    worker process does beside it: bot turns, webhook deliveries."""
+    worker process does beside it: webhook deliveries (its bot turns:
+    ``live.app.extensions["ludotheque.turns"]``)."""
     return live.app.extensions["ludotheque.matches"]
 
 

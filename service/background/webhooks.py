@@ -66,9 +66,11 @@ import orjson
 from prometheus_client import Counter
 from standardwebhooks.webhooks import Webhook
 
-from engines import GAMES
 from service.background import outbound
-from service.domain.hooks import chosen
+from service.domain.commits import Change, Commit, Subscriber
+from service.domain.hooks import calling, chosen
+from service.domain.ports import Loaded
+from service.domain.problems import Problem
 from service.store.matches import log_key
 from service.store.outages import StoreBackoff, is_store_trouble
 
@@ -208,6 +210,17 @@ def signed_headers(secret: str, message_id: str, body: bytes) -> dict[str, str]:
 
 
 # -- on every commit --------------------------------------------------------------
+def delivering(client: Any) -> Subscriber:
+    """The commit subscriber that queues a match's new events for its
+    webhook (a confirmed write only: an unconfirmed one may vanish)."""
+
+    def after(commit: Commit) -> None:
+        if commit.confirmed and calling(commit.match):
+            enqueue(client, commit.match["id"])
+
+    return after
+
+
 def enqueue(client: Any, match_id: str) -> None:
     """Something new to deliver in ``match_id``: due now in the first lane,
     unless it is queued already (leased, or waiting for a retry: its time
@@ -456,17 +469,25 @@ class Deliverer:
         GIVEN_UP.inc()
         log.warning("webhook of %s given up on (%s)", match_id, reason)
         self.unqueue(match_id)
-        for _ in range(self.matches.settings.max_attempts):
+
+        def read() -> Loaded:
             loaded = self.store.load(match_id)
-            if loaded is None or loaded.match["webhook"]["given_up"]:
-                return
-            match = loaded.match
-            match["webhook"]["given_up"] = True
+            if loaded is None:
+                raise Problem(404, "match_not_found", f"no match {match_id!r}")
+            return loaded
+
+        def decide(loaded: Loaded) -> Change | None:
+            hook = loaded.match["webhook"]
+            if hook["given_up"]:
+                return None
+            hook["given_up"] = True
             # why it failed is for the log: the match's events are public
-            event = {"type": "webhook_given_up", "reason": outbound.PUBLIC_REASON}
-            game = GAMES[match["game"]]
-            if self.matches._commit(game, match, loaded.version, [event]).version is not None:
-                return
+            return Change([{"type": "webhook_given_up", "reason": outbound.PUBLIC_REASON}])
+
+        try:
+            self.matches.commits.change(read, decide)
+        except Problem as refused:  # gone meanwhile, or other writes kept winning
+            log.info("webhook of %s: given up in the log only (%s)", match_id, refused.code)
 
     def run(self, stopping: threading.Event, idle_s: float = 0.05) -> None:
         """Deliver until ``stopping`` is set, ``settings.threads`` at a time

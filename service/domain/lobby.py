@@ -31,7 +31,8 @@ from typing import Any
 import orjson
 
 from engines.core import Event, Game
-from service.domain import matches as m
+from service.domain.commits import Commit, Subscriber
+from service.domain.views import is_open, public_seats, status_of
 from service.store.matches import Store, match_key
 
 SCAN_ROUNDS = 3
@@ -49,18 +50,29 @@ def member(match: dict[str, Any]) -> str:
 def open_seats(match: dict[str, Any]) -> list[int]:
     if match.get("ended"):
         return []
-    return [seat for seat, held in enumerate(match["seats"]) if m.is_open(held)]
+    return [seat for seat, held in enumerate(match["seats"]) if is_open(held)]
 
 
 def sync(store: Store, game: Game, match: dict[str, Any], events: list[Event]) -> None:
     """After a listed match's write: list it or take it off the list."""
     kinds = {event["type"] for event in events}
     key = lobby_key(game.name)
-    if open_seats(match) and m.status_of(game, match) == "waiting":
+    if open_seats(match) and status_of(game, match) == "waiting":
         if kinds & {"match_created", "seat_left"}:
             store.client.zadd(key, {member(match): 0})
     elif kinds & {"seat_joined", "match_started", "match_over"}:
         store.client.zrem(key, member(match))
+
+
+def listing(store: Store) -> Subscriber:
+    """The commit subscriber that keeps the index after each confirmed
+    write of a listed match."""
+
+    def after(commit: Commit) -> None:
+        if commit.confirmed and commit.match.get("listed"):
+            sync(store, commit.game, commit.match, commit.events)
+
+    return after
 
 
 def entry(match: dict[str, Any], seats_open: list[int]) -> dict[str, Any]:
@@ -71,7 +83,7 @@ def entry(match: dict[str, Any], seats_open: list[int]) -> dict[str, Any]:
         "open_seats": seats_open,
         "options": match["options"],
         "created_at": match["created_at"],
-        "seats": m.public_seats(match),
+        "seats": public_seats(match),
     }
 
 
@@ -99,7 +111,7 @@ def page(
             start = "(" + found.decode()
             match = orjson.loads(data) if data is not None else None
             seats_open = open_seats(match) if match and match.get("listed") else []
-            if match is None or not seats_open or m.status_of(game, match) != "waiting":
+            if match is None or not seats_open or status_of(game, match) != "waiting":
                 stale.append(found)
             elif len(seats_open) >= min_open and players in (None, len(match["seats"])):
                 shown.append(entry(match, seats_open))

@@ -17,7 +17,8 @@ from typing import Any
 from engines.core import Game
 from service.domain import access
 from service.domain import tokens as auth
-from service.domain.matches import Matches, status_of
+from service.domain.matches import Matches
+from service.domain.views import status_of
 from service.live.followers import Allowances, Bounds, Watch, long_poll, open_stream
 from service.live.hub import Hub
 from service.store.matches import Store

@@ -8,8 +8,8 @@ import time
 
 from engines.core import Game
 from service.domain.access import may_follow_as
-from service.domain.matches import status_of
 from service.domain.ports import Loaded
+from service.domain.views import status_of
 from service.live import shutdown as lifecycle
 from service.live.following import Following
 from service.live.hub import Follower
