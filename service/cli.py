@@ -310,11 +310,12 @@ def run_servers(bot_workers: int = 1) -> None:
 )
 def worker(budget_ms: int) -> None:
     """Play bot turns and expired turn clocks (REDIS_URL required)."""
+    from service.app import create_app
     from service.background.worker import run_worker
     from service.observability import configure_logging
 
     configure_logging()
-    run_worker(budget_ms / 1000)
+    run_worker(budget_ms / 1000, create_app)
 
 
 @main.command()

@@ -17,7 +17,9 @@ import random
 import signal
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from service.background import webhooks
 from service.background.turns import ServerTurns
@@ -111,15 +113,15 @@ class Worker:
         log.info("worker stopped")
 
 
-def run_worker(budget_s: float) -> None:
+def run_worker(budget_s: float, create_app: Callable[[], Any]) -> None:
     """Run until SIGTERM or SIGINT, finishing the turn at hand. The signals
-    are caught first thing, so that even a stop during start-up is clean."""
+    are caught first thing, so that even a stop during start-up is clean.
+    ``create_app``: the application factory (``service.app``), which wires
+    the matches, their commit subscribers and the server's turns."""
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
-    from service.app import create_app
-
-    app = create_app()  # its commit subscribers too: service.app
+    app = create_app()
     matches = app.extensions["ludotheque.matches"]
     deliverer = webhooks.Deliverer(matches, webhooks.DeliverySettings.from_env())
     delivering = threading.Thread(target=deliverer.run, args=(stopping,), daemon=True)
