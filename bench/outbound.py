@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         bot, bot_url = serve(Bot)
         matches = app.extensions["ludotheque.matches"]
         stopping = threading.Event()
-        worker = Worker(matches, budget_s=0.01, stopping=stopping)
+        worker = Worker(app.extensions["ludotheque.turns"], budget_s=0.01, stopping=stopping)
         deliverer = Deliverer(matches, delivery_settings(load()))
         threads = [
             threading.Thread(target=worker.run),

@@ -105,9 +105,9 @@ def main(argv: list[str] | None = None) -> None:
         if args.threads is not None:
             settings = DeliverySettings(threads=args.threads)
         threading.Thread(target=Deliverer(matches, settings).run, args=(stopping,)).start()
-        threading.Thread(
-            target=Worker(matches, budget_s=0.01, idle_s=0.01, stopping=stopping).run
-        ).start()
+        turns = app.extensions["ludotheque.turns"]
+        worker = Worker(turns, budget_s=0.01, idle_s=0.01, stopping=stopping)
+        threading.Thread(target=worker.run).start()
         played: list[tuple[str, int, float]] = []  # (match, version, answered at)
         rng = random.Random(1)
         end = time.monotonic() + args.seconds

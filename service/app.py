@@ -13,10 +13,11 @@ from flask import Flask
 from flask.json.provider import JSONProvider
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from service.background import outbound
+from service.background import outbound, webhooks
 from service.background.scheduler import BotLimits, Scheduler
+from service.background.turns import ServerTurns, scheduling
+from service.domain.commits import Settings as MatchSettings
 from service.domain.matches import Matches
-from service.domain.matches import Settings as MatchSettings
 from service.domain.signing import RecordKeys
 from service.http.addresses import ClientKeys
 from service.http.api import LudothequeApi, init_api
@@ -26,12 +27,14 @@ from service.http.docs import docs
 from service.http.errors import register_error_handlers
 from service.http.hardening import Routes, init_hardening
 from service.http.health import health
-from service.http.limits import init_limits
+from service.http.limits import init_limits, pending_counters
 from service.http.play import play
 from service.live.followers import Bounds
+from service.live.following import Following, LiveSettings
 from service.observability import init_observability
 from service.settings import Settings, load
-from service.store.matches import Store, connect
+from service.store import lobby
+from service.store.matches import Store, connect, idempotency_key
 from service.store.quotas import Quotas
 
 
@@ -128,8 +131,31 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     match_settings = MatchSettings(
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
-        keepalive_s=app.config["SSE_KEEPALIVE_S"],
         waiting_ttl=app.config["WAITING_TTL"],
+    )
+    limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
+    scheduler = Scheduler(store.client, limits)
+    # What follows each commit, in this order: the turn the server owes
+    # (even after a write the replicas did not confirm, which may survive),
+    # the webhook's deliveries, the lobby's index.
+    subscribers = [
+        scheduling(store, scheduler),
+        webhooks.delivering(store.client),
+        lobby.listing(store),
+    ]
+    matches = Matches(
+        store,
+        match_settings,
+        scheduler,
+        idempotency_key,
+        quotas=quotas_for(app, store),
+        subscribers=subscribers,
+        counters=pending_counters,  # the request's, which its match read or write counts
+    )
+    app.extensions["ludotheque.matches"] = matches
+    app.extensions["ludotheque.turns"] = ServerTurns(matches, store, scheduler)
+    live = LiveSettings(
+        keepalive_s=app.config["SSE_KEEPALIVE_S"],
         bounds=Bounds(
             per_address=app.config["FOLLOWERS_PER_ADDRESS"],
             per_token=app.config["FOLLOWERS_PER_TOKEN"],
@@ -138,10 +164,7 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         ),
         ticket_ttl=app.config["STREAM_TICKET_TTL"],
     )
-    limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
-    app.extensions["ludotheque.matches"] = Matches(
-        store, match_settings, quotas_for(app, store), Scheduler(store.client, limits)
-    )
+    app.extensions["ludotheque.live"] = Following(matches, store, live)
 
     # records' signing key: the deployment's file, else one kept in the store
     app.extensions["ludotheque.record_keys"] = RecordKeys(

@@ -16,8 +16,9 @@ import click
 from service.settings import SET_BY_SERVE, Settings, load_or_exit
 
 if TYPE_CHECKING:
+    from flask import Flask
+
     from service.background.webhooks import DeliverySettings
-    from service.domain.matches import Matches
 
 GUNICORN_CONF = Path(__file__).parent / "server" / "gunicorn_conf.py"
 
@@ -137,10 +138,10 @@ def worker(settings: Settings, budget_ms: int | None) -> None:
     from service.background.worker import run_worker
     from service.observability import configure_logging
 
-    def start() -> Matches:
+    def start() -> Flask:
         from service.app import create_app  # once SIGTERM is caught (run_worker)
 
-        return create_app(settings=settings).extensions["ludotheque.matches"]
+        return create_app(settings=settings)
 
     configure_logging()
     budget_s = (budget_ms or settings.bot_budget_ms) / 1000
@@ -149,6 +150,7 @@ def worker(settings: Settings, budget_ms: int | None) -> None:
 
 def delivery_settings(settings: Settings) -> DeliverySettings:
     """A worker's webhook deliveries, as its settings say (``LUDOTHEQUE_WEBHOOK_*``)."""
+
     from service.background.webhooks import DeliverySettings
 
     return DeliverySettings(

@@ -1,4 +1,7 @@
-"""Metrics (Prometheus), structured JSON logs and request ids.
+"""Metrics (Prometheus) served, structured JSON logs and request ids.
+
+The metrics themselves are defined in ``service.metrics`` (no Flask there,
+so that every layer counts its own).
 
 Metrics live in prometheus-client's default registry; under gunicorn with
 several workers, set PROMETHEUS_MULTIPROC_DIR (``ludotheque serve`` and the
@@ -25,9 +28,6 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
     generate_latest,
     multiprocess,
     start_http_server,
@@ -35,28 +35,9 @@ from prometheus_client import (
 from pythonjsonlogger.orjson import OrjsonFormatter
 
 from engines import GAMES
+from service.metrics import REQUESTS
 
 log = logging.getLogger("ludotheque.access")
-
-REQUESTS = Histogram(
-    "ludotheque_request_seconds",
-    "HTTP requests by route, method, status and game, with their latency",
-    ["route", "method", "status", "game"],
-    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
-)
-ACTIONS = Counter("ludotheque_actions_total", "Actions applied", ["game", "by"])
-CAS_RETRIES = Counter(
-    "ludotheque_cas_retries_total", "Writes re-evaluated after losing a race", ["game"]
-)
-BOT_MOVE = Histogram(
-    "ludotheque_bot_move_seconds",
-    "Time a server-side bot took to choose a move",
-    ["game", "policy"],
-    buckets=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10),
-)
-OPEN_STREAMS = Gauge(
-    "ludotheque_open_streams", "Event streams open now", ["game"], multiprocess_mode="livesum"
-)
 
 SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 

@@ -56,7 +56,7 @@ class LiveServer:
         streams and long polls it holds end (werkzeug alone would let them
         run on the stopped app)."""
         self.server.shutdown()
-        self.app.extensions["ludotheque.matches"].hub.stop()
+        self.app.extensions["ludotheque.live"].hub.stop()
         self.http.close()
 
 
@@ -70,7 +70,8 @@ def live(redis_url: str) -> Iterator[LiveServer]:
 @pytest.fixture
 def matches(live: LiveServer):
     """The live server's match logic (service.domain.matches.Matches), for what a
-    worker process does beside it: bot turns, webhook deliveries."""
+    worker process does beside it: webhook deliveries (its bot turns:
+    ``live.app.extensions["ludotheque.turns"]``)."""
     return live.app.extensions["ludotheque.matches"]
 
 

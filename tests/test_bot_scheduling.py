@@ -24,7 +24,7 @@ import pytest
 import redis
 import requests
 
-from service.domain.matches import Matches
+from service.background.turns import ServerTurns
 from service.store.embedded import EmbeddedRedis, free_port
 from service.store.matches import match_key
 from service.store.scheduling import LEASES, READY_BOTS, READY_PEOPLE, live_key
@@ -75,27 +75,27 @@ def created(server: LiveServer, address: str, body: dict) -> str:
     return answer.json()["id"]
 
 
-def serve_turns(matches: Matches, turns: int) -> list[str]:
-    """Take ``turns`` turns from the queue as a worker does; the matches served."""
+def serve_turns(turns: ServerTurns, count: int) -> list[str]:
+    """Take ``count`` turns from the queue as a worker does; the matches served."""
     served, rng = [], random.Random(1)
-    for _ in range(turns):
-        match_id = matches.scheduler.claim(time.time(), 30)
+    for _ in range(count):
+        match_id = turns.scheduler.claim(time.time(), 30)
         if match_id is None:
             break
-        matches.play_server_turn(match_id, 0.01, rng)
-        matches.scheduler.release(match_id)
+        turns.play(match_id, 0.01, rng)
+        turns.scheduler.release(match_id)
         served.append(match_id)
     return served
 
 
-def matches_of(server: LiveServer) -> Matches:
-    return server.app.extensions["ludotheque.matches"]
+def turns_of(server: LiveServer) -> ServerTurns:
+    return server.app.extensions["ludotheque.turns"]
 
 
 def test_a_match_with_a_person_goes_before_matches_of_bots_only(server):
     flood = [created(server, "198.51.100.7", BOTS) for _ in range(5)]
     person = created(server, "203.0.113.9", PERSON)  # queued last
-    served = serve_turns(matches_of(server), 3)
+    served = serve_turns(turns_of(server), 3)
     assert served[0] == person
     assert set(served[1:]) <= set(flood)
 
@@ -103,7 +103,7 @@ def test_a_match_with_a_person_goes_before_matches_of_bots_only(server):
 def test_creating_addresses_take_turns_whatever_their_number_of_matches(server):
     flood = [created(server, "198.51.100.7", BOTS) for _ in range(4)]
     other = created(server, "203.0.113.9", BOTS)  # queued after the four
-    served = serve_turns(matches_of(server), 10)
+    served = serve_turns(turns_of(server), 10)
     # each address every other turn; first come, first served would give 2 of 10
     assert Counter(served)[other] == 5, served
     assert set(served) == {*flood, other}
@@ -111,7 +111,7 @@ def test_creating_addresses_take_turns_whatever_their_number_of_matches(server):
 
 def test_matches_of_one_address_take_turns_whatever_their_turns_came_due(server):
     ids = [created(server, "198.51.100.7", BOTS) for _ in range(3)]
-    served = serve_turns(matches_of(server), 9)
+    served = serve_turns(turns_of(server), 9)
     assert Counter(served) == Counter({match_id: 3 for match_id in ids}), served
     # a match played goes behind the others: no match twice in a row
     assert all(a != b for a, b in pairwise(served))
@@ -121,14 +121,14 @@ def test_a_match_whose_bot_budget_is_spent_gets_random_moves(private_redis):
     server = serve(private_redis, BOT_MATCH_BUDGET_S=0.05)
     try:
         match_id = created(server, "198.51.100.7", {"players": [{"bot": "mcts"}] * 2})
-        matches = matches_of(server)
+        turns = turns_of(server)
         rng = random.Random(3)
         for _ in range(6):
-            assert matches.scheduler.claim(time.time(), 30) == match_id
+            assert turns.scheduler.claim(time.time(), 30) == match_id
             # one second of thinking per move, were the match's budget not spent
-            assert matches.play_server_turn(match_id, 1.0, rng)
-            matches.scheduler.release(match_id)
-        stored = matches.store.load(match_id)
+            assert turns.play(match_id, 1.0, rng)
+            turns.scheduler.release(match_id)
+        stored = turns.store.load(match_id)
         assert stored.version == 7
         # the first move thought for what was left (0.05 s), the others were random
         assert 0.04 <= stored.match["bot_time_s"] < 0.5, stored.match["bot_time_s"]
@@ -163,12 +163,12 @@ def test_live_bot_seats_are_capped_per_creating_address(private_redis):
         assert joined.status_code == 201
         assert create(server, "203.0.113.9", BOTS).status_code == 201
         # once a match is over, its bot seats no longer count
-        matches = matches_of(server)
+        turns = turns_of(server)
         url = server.url(f"/v1/games/{GAME}/matches/{first}")
         for _ in range(100):
             if server.http.get(url).json()["status"] == "finished":
                 break
-            serve_turns(matches, 20)
+            serve_turns(turns, 20)
         assert server.http.get(url).json()["status"] == "finished"
         assert private_redis.zscore(READY_BOTS, first) is None
         assert private_redis.zcard(live_key("198.51.100.7")) == 1
@@ -179,13 +179,13 @@ def test_live_bot_seats_are_capped_per_creating_address(private_redis):
 
 def test_a_dead_workers_turn_is_taken_over_and_the_queue_is_left_empty(server, private_redis):
     match_id = created(server, "198.51.100.7", PERSON)
-    matches = matches_of(server)
-    assert matches.scheduler.claim(time.time(), 0.5) == match_id  # then its worker dies
-    assert matches.scheduler.claim(time.time(), 0.5) is None, "leased: nobody else takes it"
+    turns = turns_of(server)
+    assert turns.scheduler.claim(time.time(), 0.5) == match_id  # then its worker dies
+    assert turns.scheduler.claim(time.time(), 0.5) is None, "leased: nobody else takes it"
     time.sleep(0.6)
-    assert matches.scheduler.claim(time.time(), 30) == match_id, "the lease ran out"
-    assert matches.play_server_turn(match_id, 0.01, random.Random(1))
-    matches.scheduler.release(match_id)
+    assert turns.scheduler.claim(time.time(), 30) == match_id, "the lease ran out"
+    assert turns.play(match_id, 0.01, random.Random(1))
+    turns.scheduler.release(match_id)
     # the bot revealed; now only Ada is to act: nothing is owed
     assert private_redis.zscore(READY_PEOPLE, match_id) is None
     assert private_redis.zcard(LEASES) == 0
@@ -252,10 +252,10 @@ def test_a_late_nothing_owed_does_not_unqueue_the_turn_a_later_move_owes(server,
     worker's "nothing owed" (after the bot's move, version 2) can arrive
     after the person's "the bot owes" (after their move, version 3)."""
     match_id = created(server, "203.0.113.9", PERSON)
-    matches = matches_of(server)
-    match = matches.store.load(match_id).match
-    matches.scheduler.schedule(match, 3, time.time())  # the person's move
-    matches.scheduler.schedule(match, 2, None)  # the bot's, late
+    turns = turns_of(server)
+    match = turns.store.load(match_id).match
+    turns.scheduler.schedule(match, 3, time.time())  # the person's move
+    turns.scheduler.schedule(match, 2, None)  # the bot's, late
     assert private_redis.zscore(READY_PEOPLE, match_id) is not None
-    matches.scheduler.schedule(match, 4, None)  # the bot's next move: now nothing is owed
+    turns.scheduler.schedule(match, 4, None)  # the bot's next move: now nothing is owed
     assert private_redis.zscore(READY_PEOPLE, match_id) is None

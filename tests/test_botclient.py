@@ -44,7 +44,7 @@ def external_bot(base: str, game: str, match_id: str, token: str, policy: str):
 
 
 def server_bots(server: LiveServer) -> tuple[Worker, threading.Thread]:
-    worker = Worker(server.app.extensions["ludotheque.matches"], budget_s=0.02, idle_s=0.01)
+    worker = Worker(server.app.extensions["ludotheque.turns"], budget_s=0.02, idle_s=0.01)
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     return worker, thread

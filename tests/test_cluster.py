@@ -52,8 +52,7 @@ def test_a_match_of_every_game_on_the_cluster(cluster_live, name):
 
 def test_bots_and_streams_on_the_cluster(cluster_live):
     api = ApiClient(cluster_live.base)
-    matches = cluster_live.app.extensions["ludotheque.matches"]
-    worker = Worker(matches, budget_s=0.01, idle_s=0.01)
+    worker = Worker(cluster_live.app.extensions["ludotheque.turns"], budget_s=0.01, idle_s=0.01)
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     try:

@@ -24,8 +24,7 @@ def test_a_stopped_cluster_means_503_then_the_service_recovers_by_itself(tmp_pat
     server = LiveServer({"REDIS_URL": cluster.url, "REDIS_CLUSTER": True})
     api = ApiClient(server.base)
     rng = random.Random(2)
-    matches = server.app.extensions["ludotheque.matches"]
-    worker = Worker(matches, budget_s=0.01, idle_s=0.01)
+    worker = Worker(server.app.extensions["ludotheque.turns"], budget_s=0.01, idle_s=0.01)
     worker_thread = threading.Thread(target=worker.run, daemon=True)
     try:
         created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}], "seed": 4}).json()

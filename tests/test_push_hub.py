@@ -61,7 +61,7 @@ def test_streams_share_one_subscriber_and_lose_nothing_when_wake_ups_are_lost(
         for follower in followers:
             follower.start()
         time.sleep(1)
-        hub = server.app.extensions["ludotheque.matches"].hub
+        hub = server.app.extensions["ludotheque.live"].hub
         assert hub.count() == len(viewers)
         assert len(hub._listeners) == 1  # one subscriber connection for them all
 
@@ -89,7 +89,7 @@ def test_a_follower_gets_an_event_another_caller_read_first_when_its_wake_up_was
     this one has. (Seen in the browser suite: after a rematch, the offering
     page never saw its opponent sit down.)"""
     server = LiveServer({"REDIS_URL": redis_url})
-    hub = server.app.extensions["ludotheque.matches"].hub
+    hub = server.app.extensions["ludotheque.live"].hub
     api = ApiClient(server.base)
     try:
         with subscribers_killed(redis_client, every_s=0.01):  # wake-ups lost nearly always
@@ -170,11 +170,11 @@ def test_a_stopped_hub_ends_its_streams_and_answers_its_long_polls(redis_url):
         for follower in followers:
             follower.start()
         deadline = time.monotonic() + 10
-        while server.app.extensions["ludotheque.matches"].hub.count() < 2:
+        while server.app.extensions["ludotheque.live"].hub.count() < 2:
             assert time.monotonic() < deadline
             time.sleep(0.05)
         started = time.monotonic()
-        server.app.extensions["ludotheque.matches"].hub.stop()
+        server.app.extensions["ludotheque.live"].hub.stop()
         for follower in followers:
             follower.join(10)
         assert time.monotonic() - started < 3  # not the poll's 25 s

@@ -172,7 +172,7 @@ def test_a_failover_after_an_unconfirmed_action_leaves_it_applied_once_or_not_at
 def test_bots_play_to_the_end_when_every_write_waits_for_replicas(group):
     server = serve(group, min_replicas=2, timeout_ms=PATIENT_MS)
     api = ApiClient(server.base)
-    worker = Worker(server.app.extensions["ludotheque.matches"], budget_s=0.01, idle_s=0.01)
+    worker = Worker(server.app.extensions["ludotheque.turns"], budget_s=0.01, idle_s=0.01)
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     try:

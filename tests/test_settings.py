@@ -21,8 +21,9 @@ from service.background import outbound
 from service.background.scheduler import BotLimits
 from service.background.webhooks import DeliverySettings
 from service.cli import GUNICORN_CONF, delivery_settings, main
-from service.domain.matches import Settings as MatchSettings
+from service.domain.commits import Settings as MatchSettings
 from service.live.followers import Bounds
+from service.live.following import LiveSettings
 from service.settings import (
     MALFORMED_SETTING,
     SET_BY_SERVE,
@@ -205,18 +206,16 @@ def test_the_settings_defaults_are_the_ones_the_layers_below_assume():
     assert bounds == Bounds()
     assert BotLimits(settings.bot_seats_per_address, settings.bot_match_budget_s) == BotLimits()
     below = MatchSettings()
-    assert (
-        below.finished_ttl,
-        below.idle_ttl,
-        below.waiting_ttl,
-        below.keepalive_s,
-        below.ticket_ttl,
-    ) == (
+    assert (below.finished_ttl, below.idle_ttl, below.waiting_ttl) == (
         settings.finished_ttl,
         settings.idle_ttl,
         settings.waiting_ttl,
+    )
+    live = LiveSettings()
+    assert (live.keepalive_s, live.ticket_ttl, live.bounds) == (
         settings.sse_keepalive_s,
         settings.stream_ticket_ttl,
+        bounds,
     )
 
 

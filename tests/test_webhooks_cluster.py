@@ -30,7 +30,7 @@ def test_webhooks_and_http_bots_on_the_cluster(cluster_live, loopback_allowed): 
         assert len(nodes) > 1, "the matches' cursors live on several masters"
         played = api.create(GAME, {"players": [{"bot_url": bot.url}, {"bot": "random"}]}).json()
         bot.secret = played["secret"]
-        with running(matches):
+        with running(cluster_live):
             wait_until(lambda: delivered_everything(api, client, receiver, ids), 180)
             wait_until(lambda: api.get(GAME, played["id"]).json()["status"] == "finished", 120)
         assert_complete_and_in_order(client, receiver, ids)

@@ -32,19 +32,11 @@ from service.background import outbound, webhooks
 
 log = logging.getLogger(__name__)
 
-HTTP_BOT = "http"
 DEFAULT_DEADLINE_S = 2.0
 MIN_DEADLINE_S = 0.2
 MAX_DEADLINE_S = 10.0
 
 CALLS = Counter("ludotheque_http_bot_calls_total", "HTTP bot turns by result", ["result"])
-
-
-def as_seat(player: dict[str, Any]) -> dict[str, Any]:
-    """A creation body's player with ``bot_url`` as a bot seat."""
-    if "bot_url" in player:
-        return {"bot": HTTP_BOT, "bot_url": player["bot_url"]}
-    return player
 
 
 def decide(

@@ -46,11 +46,9 @@ waiting a patience for each, 16 of them held both first-lane threads for
 
 from __future__ import annotations
 
-import base64
 import logging
 import queue
 import random
-import secrets
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -63,18 +61,16 @@ import orjson
 from prometheus_client import Counter
 from standardwebhooks.webhooks import Webhook
 
-from engines import GAMES
-from engines.core import redact_events
 from service.background import outbound
-from service.domain import access
-from service.store.deliveries import QUEUE_KEY, RETRY_KEY, Deliveries, down_key
-from service.store.deliveries import enqueue as enqueue  # service.domain.matches calls it here
+from service.domain.commits import Change, Commit, Subscriber
+from service.domain.hooks import calling, chosen
+from service.domain.ports import Loaded
+from service.domain.problems import Problem
+from service.store.deliveries import QUEUE_KEY, RETRY_KEY, Deliveries, down_key, enqueue
 from service.store.outages import StoreBackoff, is_store_trouble
 
 log = logging.getLogger(__name__)
 
-ALL = "all"
-YOUR_TURN = "your_turn"
 BATCH = 100  # log entries per delivery, at most
 
 DELIVERIES = Counter(
@@ -133,10 +129,6 @@ class Background:
         return (self.ended[0] if self.ended else time.monotonic()) - self.started
 
 
-def new_secret() -> str:
-    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
-
-
 def signed_headers(secret: str, message_id: str, body: bytes) -> dict[str, str]:
     """The Standard Webhooks headers for ``body``, signed now."""
     now = datetime.now(tz=UTC)
@@ -148,83 +140,16 @@ def signed_headers(secret: str, message_id: str, body: bytes) -> dict[str, str]:
     }
 
 
-# -- at creation and on every commit --------------------------------------------
-def configure(
-    match: dict[str, Any], players: list[dict[str, Any]], calls: dict[str, Any]
-) -> str | None:
-    """Give a new ``match`` its webhook and bot deadline from ``calls`` (the
-    creation body's ``webhook`` and ``bot_deadline_s``); return its secret
-    (shown once) when it calls anyone: a webhook or a ``bot_url`` seat."""
-    webhook = calls.get("webhook")
-    if webhook is not None:
-        match["webhook"] = {
-            "url": webhook["url"],
-            "events": webhook["events"],
-            "given_up": False,
-            "notified": [],
-        }
-    if calls.get("bot_deadline_s") is not None:
-        match["bot_deadline_s"] = calls["bot_deadline_s"]
-    if webhook is None and not any("bot_url" in p for p in players):
-        return None
-    match["secret"] = new_secret()
-    return match["secret"]
+# -- on every commit --------------------------------------------------------------
+def delivering(client: Any) -> Subscriber:
+    """The commit subscriber that queues a match's new events for its
+    webhook (a confirmed write only: an unconfirmed one may vanish)."""
 
+    def after(commit: Commit) -> None:
+        if commit.confirmed and calling(commit.match):
+            enqueue(client, commit.match["id"])
 
-def carried(old: dict[str, Any]) -> dict[str, Any]:
-    """What a rematch keeps of ``old``'s calls: its webhook (afresh), bot
-    deadline and secret, which the creator already holds."""
-    kept: dict[str, Any] = {k: old[k] for k in ("secret", "bot_deadline_s") if k in old}
-    if "webhook" in old:
-        kept["webhook"] = old["webhook"] | {"given_up": False, "notified": []}
-    return kept
-
-
-def shown(match: dict[str, Any]) -> dict[str, Any] | None:
-    """What anyone may know of a match's webhook (never its URL or secret)."""
-    hook = match.get("webhook")
-    if hook is None:
-        return None
-    return {"events": hook["events"], "given_up": hook["given_up"]}
-
-
-def wants(hook: dict[str, Any], kind: str) -> bool:
-    return ALL in hook["events"] or kind in hook["events"]
-
-
-def turn_notices(
-    match: dict[str, Any], to_act: list[int], events: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """A ``your_turn`` log entry for each person's seat that has just come to
-    act (it was not to act before this write's ``events``, or it acted in
-    them), if the webhook wants them; shown to nobody (``to: []``) but the
-    webhook, which sends only the seat number."""
-    hook = match.get("webhook")
-    if hook is None or not wants(hook, YOUR_TURN):
-        return []
-    acted = {e["seat"] for e in events if e["type"] == "action"}
-    before = set(hook["notified"]) - acted
-    fresh = [s for s in to_act if s not in before and not match["seats"][s].get("bot")]
-    hook["notified"] = list(to_act)
-    return [{"type": YOUR_TURN, "seat": seat, "to": []} for seat in fresh]
-
-
-def calling(match: dict[str, Any]) -> bool:
-    """Whether ``match`` has a webhook still called."""
-    return "webhook" in match and not match["webhook"]["given_up"]
-
-
-def chosen(hook: dict[str, Any], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The entries a delivery carries: what a spectator sees, of the chosen
-    types, and the turn notices with their seat number only."""
-    carried = []
-    for event in events:
-        if event["type"] == YOUR_TURN:
-            if wants(hook, YOUR_TURN):
-                carried.append({k: event[k] for k in ("index", "version", "type", "seat")})
-        elif wants(hook, event["type"]):
-            carried += redact_events([event], access.OUTSIDE_READER)
-    return carried
+    return after
 
 
 # -- delivering -----------------------------------------------------------------
@@ -439,17 +364,25 @@ class Deliverer:
         GIVEN_UP.inc()
         log.warning("webhook of %s given up on (%s)", match_id, reason)
         self.unqueue(match_id)
-        for _ in range(self.matches.settings.max_attempts):
+
+        def read() -> Loaded:
             loaded = self.store.load(match_id)
-            if loaded is None or loaded.match["webhook"]["given_up"]:
-                return
-            match = loaded.match
-            match["webhook"]["given_up"] = True
+            if loaded is None:
+                raise Problem(404, "match_not_found", f"no match {match_id!r}")
+            return loaded
+
+        def decide(loaded: Loaded) -> Change | None:
+            hook = loaded.match["webhook"]
+            if hook["given_up"]:
+                return None
+            hook["given_up"] = True
             # why it failed is for the log: the match's events are public
-            event = {"type": "webhook_given_up", "reason": outbound.PUBLIC_REASON}
-            game = GAMES[match["game"]]
-            if self.matches._commit(game, match, loaded.version, [event]).version is not None:
-                return
+            return Change([{"type": "webhook_given_up", "reason": outbound.PUBLIC_REASON}])
+
+        try:
+            self.matches.commits.change(read, decide)
+        except Problem as refused:  # gone meanwhile, or other writes kept winning
+            log.info("webhook of %s: given up in the log only (%s)", match_id, refused.code)
 
     def run(self, stopping: threading.Event, idle_s: float = 0.05) -> None:
         """Deliver until ``stopping`` is set, ``settings.threads`` at a time

@@ -19,10 +19,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from service.background import webhooks
-from service.domain.matches import Matches
-from service.store.matches import Loaded
+from service.background.turns import ServerTurns
+from service.domain.ports import Loaded
 from service.store.outages import StoreBackoff, is_store_trouble
 
 log = logging.getLogger(__name__)
@@ -37,12 +38,12 @@ LATER_S = 0.1  # an HTTP bot's turn finding every such thread taken comes due ag
 class Worker:
     def __init__(
         self,
-        matches: Matches,
+        turns: ServerTurns,
         budget_s: float,
         idle_s: float = 0.05,
         stopping: threading.Event | None = None,
     ) -> None:
-        self.matches = matches
+        self.turns = turns
         self.budget_s = budget_s
         self.idle_s = idle_s
         self.lease_s = budget_s + 30
@@ -58,19 +59,19 @@ class Worker:
         goes to the threads that wait on the network, so that a bot server
         that is slow to answer holds up no other bot; with none free, it
         comes due again shortly."""
-        match_id = self.matches.scheduler.claim(time.time(), self.lease_s)
+        match_id = self.turns.scheduler.claim(time.time(), self.lease_s)
         if match_id is None:
             return False
-        loaded = self.matches.store.load(match_id)
-        if not self.matches.calls_out(loaded):
+        loaded = self.turns.store.load(match_id)
+        if not self.turns.calls_out(loaded):
             self.play(match_id, loaded)
         elif self._room.acquire(blocking=False):
             self._calls.submit(self.play, match_id, loaded, True)
         else:
             # never on this thread: a slow bot would hold every other turn
             assert loaded is not None
-            self.matches.scheduler.schedule(loaded.match, loaded.version, time.time() + LATER_S)
-            self.matches.scheduler.release(match_id)
+            self.turns.scheduler.schedule(loaded.match, loaded.version, time.time() + LATER_S)
+            self.turns.scheduler.release(match_id)
         return True
 
     def play(self, match_id: str, loaded: Loaded | None, called: bool = False) -> None:
@@ -78,7 +79,7 @@ class Worker:
         if any, is queued already)."""
         started = time.perf_counter()
         try:
-            if self.matches.play_server_turn(match_id, self.budget_s, self.rng, loaded):
+            if self.turns.play(match_id, self.budget_s, self.rng, loaded):
                 log.info("played a turn in %s in %.3f s", match_id, time.perf_counter() - started)
         except Exception:
             if not called:
@@ -88,7 +89,7 @@ class Worker:
         finally:
             if called:
                 self._room.release()
-        self.matches.scheduler.release(match_id)
+        self.turns.scheduler.release(match_id)
 
     def run(self) -> None:
         log.info("worker ready (budget %.3f s per bot move)", self.budget_s)
@@ -113,17 +114,19 @@ class Worker:
 
 
 def run_worker(
-    budget_s: float, start: Callable[[], Matches], delivery: webhooks.DeliverySettings
+    budget_s: float, start: Callable[[], Any], delivery: webhooks.DeliverySettings
 ) -> None:
-    """Run until SIGTERM or SIGINT, finishing the turn at hand, on the
-    matches ``start`` gives (the app's, as the settings say). The signals
+    """Run until SIGTERM or SIGINT, finishing the turn at hand, on the app
+    ``start`` gives (``service.app``'s, as the settings say: it wires the
+    matches, their commit subscribers and the server's turns). The signals
     are caught first thing, so that even a stop during start-up is clean."""
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
-    matches = start()
+    app = start()
+    matches = app.extensions["ludotheque.matches"]
     deliverer = webhooks.Deliverer(matches, delivery)
     delivering = threading.Thread(target=deliverer.run, args=(stopping,), daemon=True)
     delivering.start()
-    Worker(matches, budget_s, stopping=stopping).run()
+    Worker(app.extensions["ludotheque.turns"], budget_s, stopping=stopping).run()
     delivering.join(timeout=10)

@@ -1,2 +1,6 @@
-"""What a match is and does: views, lifecycle, lobby rules, fairness,
-endings, and who may see and do what. Imports neither Flask nor Redis."""
+"""What a match is and does: matches (create, join, play), lifecycle,
+views, clocks, lobby rules, fairness, endings, the outside calls a match
+holds (hooks), and who may see and do what (access). Every write goes
+through commits (one compare-and-set helper, then its subscribers); what
+the domain needs from the store is stated in ports. Imports neither Flask
+nor Redis."""

@@ -24,7 +24,7 @@ Who pays: a match's ``creator`` (the address that created it, or that
 caused a rematch) is charged its creation and its waiting time; a bot seat
 is charged to whoever seated it (``payer_of``): the creator, or a joiner
 who gave a seat to a bot. Addresses are kept for quotas only and never
-leave the server (see ``service.domain.matches.public_seats`` and the record).
+leave the server (see ``service.domain.views.public_seats`` and the record).
 
 The rules per operation, with what each reveals and costs: docs/operators/security.md.
 """

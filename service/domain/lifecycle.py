@@ -1,8 +1,8 @@
 """A match's life around its play: leave a seat, resign, abort, rematch.
 
-Each is one compare-and-set write of the match (retried against the new
-state when another write wins), checked in full before anything is
-written: a request that makes no sense now is refused with a 409 and
+Each is one compare-and-set write of the match (``service.domain.commits``:
+decided again on the new state when another write wins), checked in full
+before anything is written: a request that makes no sense now is refused with a 409 and
 leaves Redis as it was. How the result reads afterwards is in
 ``service/domain/endings.py``.
 """
@@ -16,14 +16,16 @@ from collections.abc import Callable
 from typing import Any
 
 from engines.core import Event, Game, IllegalAction
-from service.background import webhooks
-from service.domain import access
+from service.domain import access, hooks
 from service.domain import tokens as auth
+from service.domain.clocks import engine_options
+from service.domain.commits import Change
 from service.domain.endings import RESIGNED_BOT, ended_early
 from service.domain.fairness import new_randomness, revealed, shown
-from service.domain.matches import Matches, engine_options, present, public_seats, status_of
+from service.domain.matches import Matches
+from service.domain.ports import Loaded
 from service.domain.problems import Problem
-from service.store.matches import Loaded
+from service.domain.views import present, public_seats, status_of
 
 Decide = Callable[[dict[str, Any], int], list[Event]]
 CHEAP_BOT = "random"  # plays a resigned seat past its resigner's cap of bot seats
@@ -32,15 +34,11 @@ CHEAP_BOT = "random"  # plays a resigned seat past its resigner's cap of bot sea
 def _change(matches: Matches, game: Game, match_id: str, token: str, decide: Decide) -> Loaded:
     """Read the match, let ``decide`` change it for the token's seat (or
     refuse with a Problem), write it; again while other writes win."""
-    for _ in range(matches.settings.max_attempts):
-        loaded = matches.load(game, match_id)
-        seat = matches.seat_for(loaded, token)
-        events = decide(loaded.match, seat)
-        written = matches._commit(game, loaded.match, loaded.version, events)
-        if written.version is not None:
-            loaded.version = written.version
-            return loaded
-    raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
+
+    def for_seat(loaded: Loaded) -> Change:
+        return Change(decide(loaded.match, matches.seat_for(loaded, token)))
+
+    return matches.change(game, match_id, for_seat).loaded
 
 
 def leave(matches: Matches, game: Game, match_id: str, seat: int, token: str) -> dict[str, Any]:
@@ -87,7 +85,7 @@ def resign(
         # never refused; past the resigner's cap of bot seats, the bot that
         # costs next to nothing plays the seat
         held["bot"] = RESIGNED_BOT
-        if not matches.scheduler.reserve(match, [seat], force=True):
+        if not matches.bot_seats.reserve(match, [seat], force=True):
             held["bot"] = CHEAP_BOT
         return [{"type": "resigned", "seat": seat, "bot": held["bot"]}]
 
@@ -134,21 +132,23 @@ def rematch(
     Whoever creates the rematch (the first to ask) is charged for it, from
     ``address``, as for any creation (its rate, its waiting match, its
     bots), before the offer is written: a refused rematch is never announced."""
-    for _ in range(matches.settings.max_attempts):
-        loaded = matches.load(game, match_id)
+    seat, prepared = 0, None
+
+    def offer(loaded: Loaded) -> Change | None:
+        nonlocal seat, prepared
         seat = matches.seat_for(loaded, token)
         match = loaded.match
         access.check_rematch(status_of(game, match))
         prepared = None
-        if match.get("rematch") is None:
-            prepared = rematch_match(game, match, seat, address)
-            _charge_creation(matches, prepared, awaiting(prepared) > 1)
-            match["rematch"] = {"id": prepared["id"], "offered_by": seat}
-            events = [{"type": "rematch_offered", "seat": seat, "match": prepared["id"]}]
-            if matches._commit(game, match, loaded.version, events).version is None:
-                continue  # another write won (perhaps another seat's offer): read again
-        return _take_rematch_seat(matches, game, match, seat, address, prepared)
-    raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
+        if match.get("rematch") is not None:
+            return None  # on offer already (perhaps by another seat): take a seat in it
+        prepared = rematch_match(game, match, seat, address)
+        _charge_creation(matches, prepared, awaiting(prepared) > 1)
+        match["rematch"] = {"id": prepared["id"], "offered_by": seat}
+        return Change([{"type": "rematch_offered", "seat": seat, "match": prepared["id"]}])
+
+    match = matches.change(game, match_id, offer).loaded.match
+    return _take_rematch_seat(matches, game, match, seat, address, prepared)
 
 
 def awaiting(match: dict[str, Any]) -> int:
@@ -170,17 +170,24 @@ def _take_rematch_seat(
     charged with the offer, else one made and charged now."""
     new_id = old["rematch"]["id"]
     new_seat = new_seat_of(seat, len(old["seats"]))
-    for _ in range(matches.settings.max_attempts):
+    token, waited, status = "", False, ""
+
+    def read() -> Loaded:
+        nonlocal prepared
         found = matches.store.load(new_id)
-        if found is None:
-            if prepared is None:  # offered, never created (its offerer failed): ours to make
-                prepared = rematch_match(game, old, seat, address, new_id)
-                _charge_creation(matches, prepared, awaiting(prepared) > 1)
-            version, new = 0, copy.deepcopy(prepared)
+        if found is not None:
+            return found
+        if prepared is None:  # offered, never created (its offerer failed): ours to make
+            prepared = rematch_match(game, old, seat, address, new_id)
+            _charge_creation(matches, prepared, awaiting(prepared) > 1)
+        return Loaded(0, copy.deepcopy(prepared), None)
+
+    def take(loaded: Loaded) -> Change:
+        nonlocal token, waited, status
+        new, events = loaded.match, []
+        if loaded.version == 0:
             created = {"type": "match_created", "seats": public_seats(new), **shown(new)}
-            events = [created | {"rematch_of": old["id"]}]
-        else:
-            version, new, events = found.version, found.match, []
+            events.append(created | {"rematch_of": old["id"]})
         held = new["seats"][new_seat]
         if new.get("ended"):
             raise Problem(409, "match_over", f"the rematch {new_id} was called off")
@@ -197,21 +204,22 @@ def _take_rematch_seat(
             "bot": None,
         }
         events.append({"type": "seat_joined", "seat": new_seat, "name": held["name"], "bot": None})
-        status = status_of(game, new)
+        status, waited = status_of(game, new), loaded.version > 0
         if status == "active":
             events.append({"type": "match_started"})
-        if matches._commit(game, new, version, events).version is not None:
-            if version > 0:
-                _still_waiting(matches, new, status == "waiting")
-            return {
-                "id": new_id,
-                "game": game.name,
-                "seat": new_seat,
-                "name": held["name"],
-                "token": token,
-                "status": status,
-            }
-    raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
+        return Change(events)
+
+    new = matches.commits.change(read, take).loaded.match
+    if waited:  # a waiting match before: its creator's quota learns it waits on, or not
+        _still_waiting(matches, new, status == "waiting")
+    return {
+        "id": new_id,
+        "game": game.name,
+        "seat": new_seat,
+        "name": new["seats"][new_seat]["name"],
+        "token": token,
+        "status": status,
+    }
 
 
 def _charge_creation(matches: Matches, new: dict[str, Any], waiting: bool) -> None:
@@ -221,7 +229,7 @@ def _charge_creation(matches: Matches, new: dict[str, Any], waiting: bool) -> No
     if matches.quotas is not None and creator is not None:
         matches.quotas.admit(creator, new["id"] if waiting else None, time.time())
     bots = [i for i, held in enumerate(new["seats"]) if held.get("bot")]
-    matches.scheduler.reserve(new, bots)
+    matches.bot_seats.reserve(new, bots)
 
 
 def rematch_match(
@@ -266,5 +274,5 @@ def rematch_match(
         "creator": creator,
         "created_at": time.time(),
         "rematch_of": old["id"],
-        **({} if old["seats"][asker].get("joined") else webhooks.carried(old)),
+        **({} if old["seats"][asker].get("joined") else hooks.carried(old)),
     }

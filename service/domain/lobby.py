@@ -12,21 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engines.core import Event, Game
-
-
-def is_open(seat: dict[str, Any]) -> bool:
-    """Free for anyone to join (a rematch seat ``awaits`` its holder instead)."""
-    return seat["token"] is None and not seat.get("bot") and not seat.get("awaits")
-
-
-def public_seats(match: dict[str, Any]) -> list[dict[str, Any]]:
-    """The seats as anyone may see them."""
-    return [
-        {"seat": i, "name": s["name"], "bot": s.get("bot"), "open": is_open(s)}
-        | ({"reserved": True} if s.get("awaits") else {})
-        for i, s in enumerate(match["seats"])
-    ]
+from engines.core import Event
+from service.domain.views import is_open, public_seats
 
 
 def open_seats(match: dict[str, Any]) -> list[int]:
@@ -67,12 +54,3 @@ def entry(match: dict[str, Any], seats_open: list[int]) -> dict[str, Any]:
         "created_at": match["created_at"],
         "seats": public_seats(match),
     }
-
-
-# -- where callers found the index before it moved to the store ------------------
-def sync(store: Any, game: Game, match: dict[str, Any], events: list[Event]) -> None:
-    """``service.store.lobby.sync``, for ``service.domain.matches`` until it
-    calls the store's."""
-    from service.store import lobby as index
-
-    index.sync(store, game, match, events)

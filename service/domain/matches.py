@@ -1,114 +1,71 @@
-"""What a match does on each request, independent of HTTP framing.
+"""What a match does on each request, independent of HTTP framing: read
+it, create it, join it, play in it.
 
-Every change is read, checked against the engine, then written with a
-compare-and-set on the version; a write that loses a race is re-evaluated
-against the new state (unless the client pinned a version with If-Match).
+Every write goes through ``service.domain.commits`` (read, decide,
+compare-and-set, retried against the new state); what follows a write
+(the server's turns, webhooks, the lobby) subscribes there. What the
+domain needs from the store, the bot scheduler and the quotas is stated in
+``service.domain.ports``; the application factory hands them in.
 """
 
 from __future__ import annotations
 
 import hashlib
-import random
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
-from engines import GAMES
-from engines.ai import choose_action
 from engines.ai.policies import supported
 from engines.core import Game, IllegalAction
-from service.background import httpbots, webhooks
-from service.background.scheduler import QUEUE_KEYS, Scheduler
-from service.domain import access, endings, fairness, lobby
+from service.domain import access, endings, fairness, hooks
 from service.domain import tokens as auth
+from service.domain.clocks import engine_options
+from service.domain.commits import Change, Commits, Committed, Settings, Subscriber
+from service.domain.ports import BotSeats, CreationQuotas, Loaded, MatchStore
 from service.domain.problems import Problem, from_illegal_action
-from service.http.limits import Counter, pending_counters
-from service.live.followers import Allowances, Bounds, Watch, long_poll, open_stream
-from service.live.hub import Hub
-from service.observability import ACTIONS, BOT_MOVE, CAS_RETRIES
-from service.store.matches import Loaded, Store, Written, idempotency_key
-from service.store.outages import NotReplicated
-from service.store.quotas import Quotas
+from service.domain.views import present, public_seats, status_of
+from service.metrics import ACTIONS
 
 MATCH_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
-@dataclass(frozen=True)
-class Settings:
-    finished_ttl: int = 24 * 3600  # seconds a finished match stays readable
-    idle_ttl: int = 7 * 24 * 3600  # seconds an untouched match lives
-    max_attempts: int = 50  # compare-and-set attempts before answering 409
-    keepalive_s: float = 10  # at most this long between two writes on an event stream
-    waiting_ttl: int = 3600  # seconds a match with an open seat lives after its last change
-    bounds: Bounds = field(default_factory=Bounds)  # open streams and long polls
-    ticket_ttl: int = 60  # seconds a stream ticket may wait for its first use
-
-
-def status_of(game: Game, match: dict[str, Any]) -> str:
-    if match.get("ended"):  # resigned or aborted: see service/domain/endings.py
-        return "finished"
-    if any(is_open(seat) or seat.get("awaits") for seat in match["seats"]):
-        return "waiting"
-    return "finished" if game.outcome(match["state"]) is not None else "active"
-
-
-def present(
-    game: Game, match: dict[str, Any], version: int, seat: int | None, legal: bool = False
-) -> dict[str, Any]:
-    """The match as ``seat`` (None: a spectator) may see it; with ``legal``,
-    also the seat's legal actions (empty unless it is to act)."""
-    state = match["state"]
-    status = status_of(game, match)
-    if legal:
-        to_act = access.acts_now(match, status, seat, game.to_act(state))
-        return present(game, match, version, seat) | {
-            "legal_actions": game.legal_actions(state, seat) if to_act else []
-        }
-    seen_as = access.sees_as(match, status, seat)
-    return {
-        "id": match["id"],
-        "game": match["game"],
-        "status": status,
-        "version": version,
-        "options": match["options"],
-        "seats": public_seats(match),
-        "to_act": game.to_act(state) if status == "active" else [],
-        "deadlines": match["deadlines"],
-        "your_seat": seat,
-        "view": game.view(state, seen_as),
-        "outcome": fairness.revealed(match, endings.outcome_of(game, match)),
-        **fairness.shown(match),
-        "listed": bool(match.get("listed")),
-        "rematch": match.get("rematch"),
-        "webhook": webhooks.shown(match),
-    }
+def no_counters() -> Sequence[Any]:
+    return ()
 
 
 class Matches:
     def __init__(
         self,
-        store: Store,
+        store: MatchStore,
         settings: Settings,
-        quotas: Quotas | None = None,
-        scheduler: Scheduler | None = None,
+        bot_seats: BotSeats,
+        replay_key: Callable[[str, str, str], str],
+        quotas: CreationQuotas | None = None,
+        subscribers: Sequence[Subscriber] = (),
+        counters: Callable[[], Sequence[Any]] = no_counters,
     ) -> None:
+        """``replay_key(match_id, owner, key)``: where the store keeps the
+        first answer to ``owner``'s Idempotency-Key ``key``; ``counters``:
+        the current request's rate-limit counters not counted yet (each
+        given once: to the match's read, else to its write); ``subscribers``:
+        what follows each commit, in order (``service.domain.commits``)."""
         self.store = store
         self.settings = settings
+        self.bot_seats = bot_seats
+        self.replay_key = replay_key
         self.quotas = quotas  # None: no creation limit nor cap on waiting matches
-        self.scheduler = scheduler or Scheduler(store.client)
-        self.hub = Hub(store)
-        self.allowances = Allowances(store.client, settings.bounds, self.hub)
+        self.counters = counters
+        self.commits = Commits(store, settings, subscribers)
 
     # -- reading ---------------------------------------------------------------
     def load(self, game: Game, match_id: str, replay_key: str | None = None) -> Loaded:
         loaded = None
         if MATCH_ID.match(match_id):
-            loaded = self.store.load(match_id, replay_key, pending_counters())
+            loaded = self.store.load(match_id, replay_key, self.counters())
         if loaded is None or loaded.match["game"] != game.name:
             raise Problem(404, "match_not_found", f"no {game.name} match {match_id!r}")
         return loaded
@@ -143,60 +100,6 @@ class Matches:
             game.view(state, None),
         )
 
-    def watch(
-        self, game: Game, match_id: str, token: str | None, after: int
-    ) -> tuple[Watch, bool]:
-        """A follower's watch of the match as the caller (the token's seat as
-        of now: a later change of its holder ends it), and whether it is over."""
-        loaded = self.load(game, match_id)
-        seat = access.follows_as(loaded.match, self.seat_for(loaded, token))
-        watch = Watch(game, match_id, seat, after, since=loaded.version)
-        return watch, status_of(game, loaded.match) == "finished"
-
-    def events(
-        self,
-        game: Game,
-        match_id: str,
-        token: str | None,
-        after: int,
-        limit: int,
-        wait_s: float = 0,
-        address: str = "unknown",
-    ) -> bytes:
-        """The log after ``after`` as the caller may see it (JSON); with
-        ``wait_s``, wait up to that long for an event the caller may see."""
-        watch, _ = self.watch(game, match_id, token, after)
-        watch.whole_log = True
-        holders = [auth.token_hash(token)] if token else []
-        return long_poll(
-            self.store, self.hub, self.allowances, watch, limit, wait_s, address, holders
-        )
-
-    def stream(
-        self,
-        watches: list[Watch],
-        finished: list[bool],
-        address: str,
-        holders: list[str],
-        out: Any = None,
-        on_close: Callable[[], None] | None = None,
-        delivered: Callable[[list[int]], None] | None = None,
-    ) -> tuple[Iterator[str], Callable[[], None]] | None:
-        """Server-Sent Events of ``watches`` (see ``service.live.followers.open_stream``)."""
-        return open_stream(
-            self.store,
-            self.hub,
-            self.allowances,
-            watches,
-            finished,
-            address,
-            holders,
-            self.settings.keepalive_s,
-            out,
-            on_close,
-            delivered,
-        )
-
     # -- writing ---------------------------------------------------------------
     def create(
         self,
@@ -212,7 +115,7 @@ class Matches:
         (the game's options plus ``turn_timeout_s``); a ``listed`` one shows
         in the lobby while it has open seats; ``creator``: the address that
         asked (never shown), which the quotas count against; ``calls``: the
-        creation body's ``webhook`` and ``bot_deadline_s`` (service/background/webhooks.py)."""
+        creation body's ``webhook`` and ``bot_deadline_s`` (service/domain/hooks.py)."""
         if not game.min_players <= len(players) <= game.max_players:
             raise Problem(
                 422,
@@ -221,7 +124,7 @@ class Matches:
             )
         for player in players:
             check_bot(game, player.get("bot"))
-        players = [httpbots.as_seat(p) for p in players]
+        players = [hooks.as_seat(p) for p in players]
         if seed is not None and any("name" not in p and not p.get("bot") for p in players):
             raise Problem(
                 422,
@@ -257,18 +160,19 @@ class Matches:
             "listed": listed,
             "created_at": time.time(),
         }
-        self.scheduler.reserve(match, [i for i, p in enumerate(players) if p.get("bot")])
-        secret = webhooks.configure(match, players, calls or {})
+        self.bot_seats.reserve(match, [i for i, p in enumerate(players) if p.get("bot")])
+        secret = hooks.configure(match, players, calls or {})
         events = [{"type": "match_created", "seats": public_seats(match), **fairness.shown(match)}]
         waiting = status_of(game, match) == "waiting"
         if not waiting:
             events.append({"type": "match_started"})
         if self.quotas is not None and creator is not None:
             self.quotas.admit(creator, match["id"] if waiting else None, time.time())
-        version = self._commit(game, match, 0, events).version
-        if version is None:  # a 128-bit random id already taken: not in this universe
-            raise Problem(409, "conflict", "could not create the match; retry")
-        answer = present(game, match, version, None)
+        # one try: a 128-bit random id already taken (409) is not of this universe
+        created = self.commits.change(
+            lambda: Loaded(0, match, None), lambda _: Change(events), attempts=1
+        )
+        answer = present(game, match, created.loaded.version, None)
         for seat, token in zip(answer["seats"], tokens, strict=True):
             if token is not None:
                 seat["token"] = token
@@ -286,8 +190,10 @@ class Matches:
         """Give open ``seat`` to a person (answering its token) or to a bot,
         which is charged to the joiner's ``address``."""
         check_bot(game, bot)
-        for _ in range(self.settings.max_attempts):
-            loaded = self.load(game, match_id)
+        token = None
+
+        def decide(loaded: Loaded) -> Change:
+            nonlocal token
             seats = loaded.match["seats"]
             access.check_join(loaded.match, seat)
             token = None if bot else auth.new_token()
@@ -300,18 +206,19 @@ class Matches:
             if bot:
                 if address and address != loaded.match.get("creator"):
                     seats[seat]["payer"] = address
-                self.scheduler.reserve(loaded.match, [seat])
+                self.bot_seats.reserve(loaded.match, [seat])
             events = [{"type": "seat_joined", "seat": seat, "name": name, "bot": bot}]
             if status_of(game, loaded.match) == "active":
                 events.append({"type": "match_started"})
-            if self._commit(game, loaded.match, loaded.version, events).version is not None:
-                creator = loaded.match.get("creator")
-                if self.quotas is not None and creator is not None:
-                    waits = status_of(game, loaded.match) == "waiting"
-                    self.quotas.joined(creator, match_id, waits, time.time())
-                taken = {"seat": seat, "name": name, "bot": bot}
-                return taken | ({"token": token} if token else {})
-        raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
+            return Change(events)
+
+        match = self.change(game, match_id, decide).loaded.match
+        creator = match.get("creator")
+        if self.quotas is not None and creator is not None:
+            waits = status_of(game, match) == "waiting"
+            self.quotas.joined(creator, match_id, waits, time.time())
+        taken = {"seat": seat, "name": name, "bot": bot}
+        return taken | ({"token": token} if token else {})
 
     def play(
         self,
@@ -335,27 +242,23 @@ class Matches:
         replay_key = None
         fingerprint = hashlib.sha256(orjson.dumps(action, option=orjson.OPT_SORT_KEYS)).hexdigest()
         if idempotency is not None:
-            replay_key = idempotency_key(match_id, auth.token_hash(token), idempotency)
-        loaded = self.store.remembered(match_id) if MATCH_ID.match(match_id) else None
-        fresh = False
-        for _ in range(self.settings.max_attempts):
-            if loaded is None or loaded.match["game"] != game.name:
-                loaded, fresh = self.load(game, match_id, replay_key), True
+            replay_key = self.replay_key(match_id, auth.token_hash(token), idempotency)
+        remembered = self.store.remembered(match_id) if MATCH_ID.match(match_id) else None
+        if remembered is not None and remembered.match["game"] != game.name:
+            remembered = None
+        body = b""
+
+        def decide(loaded: Loaded) -> Change | None:
+            nonlocal body
+            if loaded.replay is not None:
+                return None  # played already: the first answer stands
+            match = loaded.match
+            seat = self.judge(game, loaded, token, if_match)
             try:
-                if loaded.replay is not None:
-                    return self._replayed(loaded.replay, fingerprint), True
-                match = loaded.match
-                seat = self.judge(game, loaded, token, if_match)
-                try:
-                    events = apply_logged(game, match, seat, action)
-                except IllegalAction as refused:
-                    raise from_illegal_action(refused) from None
-                match["human_acted"] = True  # no abort from now on
-            except Problem:
-                if fresh:
-                    raise
-                loaded = None  # remembered, perhaps no longer current: read it
-                continue
+                events = apply_logged(game, match, seat, action)
+            except IllegalAction as refused:
+                raise from_illegal_action(refused) from None
+            match["human_acted"] = True  # no abort from now on
             body = orjson.dumps(present(game, match, loaded.version + 1, seat, legal))
             record = None
             if replay_key is not None:
@@ -364,20 +267,15 @@ class Matches:
                     orjson.dumps({"action": fingerprint, "body": orjson.Fragment(body)}),
                 )
             # the request's rate-limit counters, unless a read counted them
-            written = self._commit(game, match, loaded.version, events, record, pending_counters())
-            if written.replay is not None:
-                return self._replayed(written.replay, fingerprint), True
-            if written.version is not None:
-                ACTIONS.labels(game.name, "seat").inc()
-                return body, False
-            if if_match is not None:
-                now_at = written.current.version if written.current else loaded.version + 1
-                raise Problem(
-                    412, "version_mismatch", "the match changed meanwhile", version=now_at
-                )
-            CAS_RETRIES.labels(game.name).inc()
-            loaded, fresh = written.current, True  # as the write found it (None: gone)
-        raise Problem(409, "conflict", "too many concurrent changes to this match; retry")
+            return Change(events, record, self.counters())
+
+        committed = self.change(
+            game, match_id, decide, start=remembered, if_match=if_match, replay_key=replay_key
+        )
+        if committed.replay is not None:
+            return replayed(committed.replay, fingerprint), True
+        ACTIONS.labels(game.name, "seat").inc()
+        return body, False
 
     def judge(self, game: Game, loaded: Loaded, token: str, if_match: int | None) -> int:
         """The seat ``token`` plays for, if it may act now in ``loaded``."""
@@ -393,121 +291,39 @@ class Matches:
         access.check_act(match, status_of(game, match), seat, game.to_act(match["state"]))
         return seat
 
-    def calls_out(self, loaded: Loaded | None) -> bool:
-        """Whether the turn the server owes in ``loaded`` is an HTTP bot's
-        (someone else's server decides it: the worker waits on the network)."""
-        if loaded is None:
-            return False
-        due = server_turn(GAMES[loaded.match["game"]], loaded.match, time.time())
-        return due is not None and due[1] == httpbots.HTTP_BOT
-
-    def play_server_turn(
-        self, match_id: str, budget_s: float, rng: random.Random, loaded: Loaded | None = None
-    ) -> bool:
-        """Play one turn the server owes in ``match_id`` (as ``loaded``, if
-        given, else read now): a bot's, or the random move of a seat whose
-        clock ran out. False when none was due or another write won the race
-        (whoever won rescheduled the match)."""
-        loaded = loaded or self.store.load(match_id)
-        if loaded is None:
-            self.scheduler.unschedule(match_id)
-            return False
-        match = loaded.match
-        game = GAMES[match["game"]]
-        due = server_turn(game, match, time.time())
-        if due is None:
-            finished = status_of(game, match) == "finished"
-            self.scheduler.schedule(match, loaded.version, due_at(game, match), finished)
-            return False
-        seat, policy, timed_out = due
-        events = [{"type": "timeout", "seat": seat}] if timed_out else []
-        if policy == httpbots.HTTP_BOT:
-            # someone else's player: bounded by its deadline, not the match's thinking budget
-            with BOT_MOVE.labels(game.name, policy).time():
-                action, why = httpbots.decide(game, match, loaded.version, seat, rng, budget_s)
-            events += why
-        else:
-            policy, budget_s = self.scheduler.bot_move(match, policy, budget_s)
-            started = time.perf_counter()
-            with BOT_MOVE.labels(game.name, policy).time():
-                action = choose_action(game, match["state"], seat, policy, rng, budget_s)
-            if not timed_out:
-                self.scheduler.charge(match, time.perf_counter() - started)
-        events += apply_logged(game, match, seat, action)
-        if self._commit(game, match, loaded.version, events, requeue=True).version is None:
-            CAS_RETRIES.labels(game.name).inc()
-            return False
-        ACTIONS.labels(game.name, "clock" if timed_out else "bot").inc()
-        return True
-
-    # -- helpers ---------------------------------------------------------------
-    def _commit(
+    def change(
         self,
         game: Game,
-        match: dict[str, Any],
-        expected: int,
-        events: list[dict[str, Any]],
-        record: tuple[str, bytes] | None = None,
-        counters: list[Counter] | None = None,
-        requeue: bool = False,
-    ) -> Written:
-        refresh_deadlines(game, match, time.time())
-        status = status_of(game, match)
-        ttl = self.settings.finished_ttl if status == "finished" else self.settings.idle_ttl
-        if status == "waiting":
-            ttl = self.settings.waiting_ttl
-        version = expected + 1
-        if status == "active":
-            events = events + webhooks.turn_notices(match, game.to_act(match["state"]), events)
-        stamped = [{"version": version, **event} for event in events]
-        try:
-            written = self.store.commit(
-                match["id"], expected, match, stamped, ttl, record, counters or []
-            )
-        except NotReplicated as unconfirmed:
-            if unconfirmed.applied and owes_turns(match):  # should the write survive
-                self._schedule(game, match, version, status == "finished", requeue)
-            raise
-        if written.version is not None and owes_turns(match):
-            self._schedule(game, match, written.version, status == "finished", requeue)
-        if written.version is not None and webhooks.calling(match):
-            webhooks.enqueue(self.store.client, match["id"])
-        if written.version is not None and match.get("listed"):
-            lobby.sync(self.store, game, match, events)
-        return written
-
-    def _schedule(
-        self, game: Game, match: dict[str, Any], version: int, finished: bool, requeue: bool
-    ) -> None:
-        """Queue the turn the server owes ``match`` at ``version``; with
-        replicas required, only once they have it too (a lost entry would
-        leave a bot's turn unplayed)."""
-
-        def queue(client: Any = None) -> None:
-            due = due_at(game, match)
-            self.scheduler.schedule(match, version, due, finished, requeue, client=client)
-
-        if self.store.min_replicas:
-            self.store.replicate(QUEUE_KEYS[0], queue)
-        else:
-            queue()
-
-    @staticmethod
-    def _replayed(record: bytes, fingerprint: str) -> bytes:
-        stored = orjson.loads(record)
-        if stored["action"] != fingerprint:
-            raise Problem(
-                422,
-                "idempotency_key_reused",
-                "this Idempotency-Key was already used for another action",
-            )
-        return orjson.dumps(stored["body"])
+        match_id: str,
+        decide: Callable[[Loaded], Change | None],
+        start: Loaded | None = None,
+        if_match: int | None = None,
+        replay_key: str | None = None,
+    ) -> Committed:
+        """Change ``match_id`` as ``decide`` says (``Commits.change``),
+        reading it as ``load`` does (404 for a match it cannot find)."""
+        return self.commits.change(
+            lambda: self.load(game, match_id, replay_key),
+            decide,
+            start=start,
+            if_match=if_match,
+        )
 
 
-# -- seats, bots and clocks ------------------------------------------------------
-CLOCK_OPTION = "turn_timeout_s"
+def replayed(record: bytes, fingerprint: str) -> bytes:
+    """The first answer an idempotency ``record`` keeps, if it answered
+    the same action (``fingerprint``)."""
+    stored = orjson.loads(record)
+    if stored["action"] != fingerprint:
+        raise Problem(
+            422,
+            "idempotency_key_reused",
+            "this Idempotency-Key was already used for another action",
+        )
+    return orjson.dumps(stored["body"])
 
 
+# -- seats and bots ------------------------------------------------------------------
 def bounded_for_bots(game: Game, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` with the game's ``arena_options`` where they are unset
     (null), for a table of bots only: under the rulebook's Ducale stock,
@@ -516,24 +332,6 @@ def bounded_for_bots(game: Game, options: dict[str, Any]) -> dict[str, Any]:
     stays."""
     arena = getattr(game, "arena_options", {})
     return options | {k: v for k, v in arena.items() if options.get(k) is None}
-
-
-def engine_options(options: dict[str, Any]) -> dict[str, Any]:
-    """A match's options less the service's own (the clock): the game's."""
-    return {k: v for k, v in options.items() if k != CLOCK_OPTION}
-
-
-def is_open(seat: dict[str, Any]) -> bool:
-    """Free for anyone to join (a rematch seat ``awaits`` its holder instead)."""
-    return seat["token"] is None and not seat.get("bot") and not seat.get("awaits")
-
-
-def public_seats(match: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"seat": i, "name": s["name"], "bot": s.get("bot"), "open": is_open(s)}
-        | ({"reserved": True} if s.get("awaits") else {})
-        for i, s in enumerate(match["seats"])
-    ]
 
 
 def check_bot(game: Game, bot: str | None) -> None:
@@ -553,46 +351,3 @@ def apply_logged(
     events = endings.amend_match_over(game, match, game.apply(match["state"], seat, action))
     events = [fairness.revealed(match, e) if e["type"] == "match_over" else e for e in events]
     return [{"type": "action", "seat": seat, "action": action, "to": [seat]}, *events]
-
-
-def refresh_deadlines(game: Game, match: dict[str, Any], now: float) -> None:
-    """A seat's clock starts when it comes to act and stops when it has acted."""
-    timeout = match["options"].get(CLOCK_OPTION)
-    active = status_of(game, match) == "active"
-    to_act = set(game.to_act(match["state"])) if active and timeout else set()
-    match["deadlines"] = [
-        (deadline or now + timeout) if seat in to_act else None
-        for seat, deadline in enumerate(match["deadlines"])
-    ]
-
-
-def server_turn(game: Game, match: dict[str, Any], now: float) -> tuple[int, str, bool] | None:
-    """(seat, policy, timed out) of a turn the server must play now, if any."""
-    if status_of(game, match) != "active":
-        return None
-    for seat in game.to_act(match["state"]):
-        bot = match["seats"][seat].get("bot")
-        if bot:
-            return seat, bot, False
-        deadline = match["deadlines"][seat]
-        if deadline is not None and deadline <= now:
-            return seat, "random", True
-    return None
-
-
-def owes_turns(match: dict[str, Any]) -> bool:
-    """Whether the server may ever play in ``match`` (bots or a clock); a
-    plain match never enters the due set, saving a round trip per write."""
-    return bool(match["options"].get(CLOCK_OPTION)) or any(s.get("bot") for s in match["seats"])
-
-
-def due_at(game: Game, match: dict[str, Any]) -> float | None:
-    """When the server owes ``match`` a turn: now for a bot, else the first
-    deadline; None when it owes nothing."""
-    if status_of(game, match) != "active":
-        return None
-    to_act = game.to_act(match["state"])
-    if any(match["seats"][seat].get("bot") for seat in to_act):
-        return time.time()
-    deadlines = [match["deadlines"][seat] for seat in to_act if match["deadlines"][seat]]
-    return min(deadlines, default=None)

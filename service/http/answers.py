@@ -15,6 +15,7 @@ from service.domain.problems import Problem
 from service.http.bearer import bearer_token
 from service.http.caching import names_etag, request_header, viewer_etag
 from service.http.contract import OPTIONAL_TOKEN, header_ref
+from service.live.following import Following
 
 PROBLEM_JSON = "application/problem+json"
 PROBLEMS = {
@@ -104,6 +105,10 @@ def json_response(
 
 def matches() -> Matches:
     return current_app.extensions["ludotheque.matches"]
+
+
+def following() -> Following:
+    return current_app.extensions["ludotheque.live"]
 
 
 def record_keys() -> signing.RecordKeys:

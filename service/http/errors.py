@@ -17,6 +17,7 @@ from redis.exceptions import RedisClusterException, RedisError
 from werkzeug.exceptions import HTTPException
 
 from engines.core import IllegalAction
+from service.domain.ports import NotReplicated
 from service.domain.problems import Problem, from_illegal_action
 from service.store.outages import is_store_trouble
 
@@ -178,6 +179,7 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(RedisError)
     @app.errorhandler(RedisClusterException)
+    @app.errorhandler(NotReplicated)
     def _store(error: Exception) -> Response:
         if not is_store_trouble(error):
             return _unexpected(error)

@@ -9,9 +9,9 @@ from flask.views import MethodView
 from service.domain import tokens as auth
 from service.http.answers import (
     OPTIONAL_SEAT_TOKEN,
+    following,
     header_number,
     json_response,
-    matches,
     problems,
     sse_response,
 )
@@ -63,7 +63,7 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             token = bearer_token()
             cursor = header_number("Last-Event-ID")
             after = after if cursor is None else cursor
-            body = matches().events(game, match_id, token, after, limit, wait, address())
+            body = following().events(game, match_id, token, after, limit, wait, address())
             return json_response(body)
 
     @blp.route("/matches/<match_id>/stream")
@@ -97,9 +97,9 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             after = after if resume is None else resume
             if ticket is None:
                 token = bearer_token()
-                watch, finished = matches().watch(game, match_id, token, after)
+                watch, finished = following().watch(game, match_id, token, after)
                 holders = [auth.token_hash(token)] if token else []
-                opened = matches().stream([watch], [finished], address(), holders, answer())
+                opened = following().stream([watch], [finished], address(), holders, answer())
                 return stream_response(opened)
             return ticket_stream(game, match_id, ticket, after, resume is not None)
 
@@ -116,6 +116,6 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             bearer token's seat with `GET .../stream?ticket=` (an
             EventSource cannot send the token, and a token never goes in a URL)."""
             token = bearer_token()
-            follows = follows_of(matches(), [{"game": name, "match": match_id, "token": token}])
-            ticket = issue(matches().store.client, follows, matches().settings.ticket_ttl)
+            follows = follows_of(following(), [{"game": name, "match": match_id, "token": token}])
+            ticket = issue(following().store.client, follows, following().settings.ticket_ttl)
             return ticket_answer(ticket, f"/v1/games/{name}/matches/{match_id}/stream")

@@ -13,6 +13,7 @@ from service.domain.matches import present
 from service.http.answers import (
     OPTIONAL_SEAT_TOKEN,
     etag,
+    following,
     json_response,
     matches,
     none_match,
@@ -111,10 +112,10 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
                 # first the turn, then whether the version is news; a long
                 # poll, held against the follower caps as a stream is
                 holder = auth.token_hash(token)
-                allowances = matches().allowances
+                allowances = following().allowances
                 held = allowances.hold(address(), [holder], wait + 30)
                 try:
-                    loaded = wait_for_turn(matches(), game, match_id, loaded, seat, wait, holder)
+                    loaded = wait_for_turn(following(), game, match_id, loaded, seat, wait, holder)
                 finally:
                     allowances.release(held)
                 seat = matches().seat_for(loaded, token)  # 403 if the seat changed hands

@@ -53,7 +53,7 @@ class TicketQuerySchema(Schema):
 
 
 def ticket_answer(ticket: str, path: str) -> Response:
-    ttl = current_app.extensions["ludotheque.matches"].settings.ticket_ttl
+    ttl = current_app.extensions["ludotheque.live"].settings.ticket_ttl
     body = {"ticket": ticket, "expires_in": ttl, "stream": f"{path}?ticket={ticket}"}
     return Response(orjson.dumps(body), status=201, mimetype="application/json")
 
@@ -71,9 +71,9 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
             """A ticket for one stream that follows several matches, each as
             the seat its token holds (or as a spectator without a token).
             Tokens travel in this body, never in a URL."""
-            matches = current_app.extensions["ludotheque.matches"]
-            follows = follows_of(matches, body["matches"])
-            ticket = issue(matches.store.client, follows, matches.settings.ticket_ttl)
+            live = current_app.extensions["ludotheque.live"]
+            follows = follows_of(live, body["matches"])
+            ticket = issue(live.store.client, follows, live.settings.ticket_ttl)
             return ticket_answer(ticket, "/v1/stream")
 
     @blp.route("/stream")
@@ -99,10 +99,10 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
             match is over, or when a seat it follows as changes hands (the
             ticket is then refused). A reconnection resumes no earlier than
             what the ticket's stream has sent."""
-            matches = current_app.extensions["ludotheque.matches"]
+            live = current_app.extensions["ludotheque.live"]
             resume = request.headers.get("Last-Event-ID")
-            lease = matches.settings.bounds.stream_max_s + 30
-            client = matches.store.client
+            lease = live.settings.bounds.stream_max_s + 30
+            client = live.store.client
             follows, holder, floor = redeem(client, ticket, resume is not None, lease)
             done = partial(release, client, ticket, holder)
             try:
@@ -110,7 +110,7 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
                 watches, finished = [], []
                 for item, cursor, least in zip(follows, cursors, floor, strict=True):
                     game = GAMES[item["game"]]
-                    loaded = matches.load(game, item["match"])
+                    loaded = live.matches.load(game, item["match"])
                     check_holder(item, loaded.match["seats"])
                     watch = Watch(game, item["match"], item["seat"], max(cursor, least))
                     watch.tagged, watch.since = True, loaded.version
@@ -118,9 +118,7 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
                     finished.append(status_of(game, loaded.match) == "finished")
                 holders = [item["token"] for item in follows if item["token"]]
                 kept = partial(keep_floor, client, ticket)
-                opened = matches.stream(
-                    watches, finished, address(), holders, answer(), done, kept
-                )
+                opened = live.stream(watches, finished, address(), holders, answer(), done, kept)
             except BaseException:
                 done()
                 raise
@@ -132,22 +130,22 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
 def ticket_stream(game: Any, match_id: str, ticket: str, after: int, resuming: bool) -> Response:
     """``GET .../matches/{id}/stream?ticket=``: this one match, as the
     ticket's seat, events untagged (as with a token)."""
-    matches = current_app.extensions["ludotheque.matches"]
-    client = matches.store.client
-    lease = matches.settings.bounds.stream_max_s + 30
+    live = current_app.extensions["ludotheque.live"]
+    client = live.store.client
+    lease = live.settings.bounds.stream_max_s + 30
     follows, holder, floor = redeem(client, ticket, resuming, lease)
     done = partial(release, client, ticket, holder)
     try:
         if [(f["game"], f["match"]) for f in follows] != [(game.name, match_id)]:
             raise Problem(403, "invalid_ticket", "this ticket follows other matches")
-        loaded = matches.load(game, match_id)
+        loaded = live.matches.load(game, match_id)
         check_holder(follows[0], loaded.match["seats"])
         watch = Watch(game, match_id, follows[0]["seat"], max(after, floor[0]))
         watch.since = loaded.version
         finished = status_of(game, loaded.match) == "finished"
         holders = [f["token"] for f in follows if f["token"]]
         kept = partial(keep_floor, client, ticket)
-        opened = matches.stream([watch], [finished], address(), holders, answer(), done, kept)
+        opened = live.stream([watch], [finished], address(), holders, answer(), done, kept)
     except BaseException:
         done()
         raise

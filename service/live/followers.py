@@ -31,7 +31,7 @@ from service.domain.problems import Problem
 from service.domain.tokens import token_hash
 from service.live import shutdown as lifecycle
 from service.live.hub import Batch, Direct, Encoded, Follower, Hub, encode
-from service.observability import OPEN_STREAMS
+from service.metrics import OPEN_STREAMS
 from service.store import allowances
 from service.store.matches import Store
 from service.store.outages import STORE_GONE, ending_cleanly

@@ -67,7 +67,7 @@ def check_holder(follow: dict[str, Any], seats: list[dict[str, Any]]) -> None:
         )
 
 
-def follows_of(matches: Any, wanted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def follows_of(live: Any, wanted: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Check each wanted match and token: what a ticket for them follows."""
     follows = []
     named = [(item["game"], item["match"]) for item in wanted]
@@ -84,7 +84,7 @@ def follows_of(matches: Any, wanted: list[dict[str, Any]]) -> list[dict[str, Any
         if game is None:
             raise Problem(404, "game_not_found", f"no game {item['game']!r}; see /v1/games")
         token = item.get("token")
-        watch, _ = matches.watch(game, item["match"], token, 0)
+        watch, _ = live.watch(game, item["match"], token, 0)
         follows.append(
             {
                 "game": game.name,

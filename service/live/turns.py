@@ -8,10 +8,11 @@ import time
 
 from engines.core import Game
 from service.domain.access import may_follow_as
-from service.domain.matches import Matches, status_of
+from service.domain.ports import Loaded
+from service.domain.views import status_of
 from service.live import shutdown as lifecycle
+from service.live.following import Following
 from service.live.hub import Follower
-from service.store.matches import Loaded
 
 
 def settled(game: Game, loaded: Loaded, seat: int) -> bool:
@@ -23,7 +24,7 @@ def settled(game: Game, loaded: Loaded, seat: int) -> bool:
 
 
 def wait_for_turn(
-    matches: Matches,
+    live: Following,
     game: Game,
     match_id: str,
     loaded: Loaded,
@@ -40,21 +41,21 @@ def wait_for_turn(
         return loaded
     deadline = time.monotonic() + wait_s
     follower = Follower([match_id])
-    matches.hub.follow(follower)
+    live.hub.follow(follower)
     try:
         # followed first, then read: a write in between wakes the wait at once
-        loaded = matches.load(game, match_id)
+        loaded = live.matches.load(game, match_id)
         while not (
             settled(game, loaded, seat)
             or (holder is not None and not may_follow_as(loaded.match["seats"], seat, holder))
             or lifecycle.stopping()
-            or matches.hub.stopped
+            or live.hub.stopped
         ):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
             if follower.take(min(remaining, 1.0)):
-                loaded = matches.load(game, match_id)
+                loaded = live.matches.load(game, match_id)
     finally:
-        matches.hub.unfollow(follower)
+        live.hub.unfollow(follower)
     return loaded

@@ -33,6 +33,7 @@ import orjson
 
 from engines.core import Event, Game
 from service.domain import lobby as rules
+from service.domain.commits import Commit, Subscriber
 from service.store.matches import Store, match_key
 
 SCAN_ROUNDS = 3
@@ -93,3 +94,14 @@ def page(
         if len(shown) == limit:
             break
     return {"matches": shown, "next": start[1:]}
+
+
+def listing(store: Store) -> Subscriber:
+    """The commit subscriber that keeps the index after each confirmed
+    write of a listed match."""
+
+    def after(commit: Commit) -> None:
+        if commit.confirmed and commit.match.get("listed"):
+            sync(store, commit.game, commit.match, commit.events)
+
+    return after

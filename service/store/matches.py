@@ -15,7 +15,6 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -24,8 +23,8 @@ from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
+from service.domain.ports import Loaded, NotReplicated, Written
 from service.store.counters import HIT, Counter, RateLimits
-from service.store.outages import NotReplicated
 from service.store.sentinel import SENTINEL_SCHEMES, sentinel_client
 
 # KEYS: match hash, log stream, then the idempotency record (if ARGV[6] is
@@ -80,23 +79,6 @@ end
 return {1, version, n}
 """
 )
-
-
-@dataclass
-class Loaded:
-    version: int
-    match: dict[str, Any]
-    replay: bytes | None  # the idempotency record asked for, if it exists
-
-
-@dataclass
-class Written:
-    """What a write came to: the new version; or, when the match had moved
-    on, the match as it is now; or the idempotency record already there."""
-
-    version: int | None = None
-    current: Loaded | None = None
-    replay: bytes | None = None
 
 
 # How many matches a process remembers (the JSON it last read or wrote):

@@ -15,17 +15,9 @@ from collections.abc import Iterator
 
 from redis import exceptions
 
+from service.domain.ports import NotReplicated
+
 log = logging.getLogger(__name__)
-
-
-class NotReplicated(exceptions.RedisError):
-    """A write reached fewer replicas than LUDOTHEQUE_REDIS_MIN_REPLICAS in
-    the time allowed: it may survive or vanish in a failover, so it is not
-    confirmed (the Idempotency-Key retry tells which)."""
-
-    def __init__(self, message: str, applied: bool = False) -> None:
-        super().__init__(message)
-        self.applied = applied  # the primary took the write (it may yet lose it)
 
 
 # Unreachable, timing out, failing over, loading, read-only, out of memory,

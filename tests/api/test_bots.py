@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from service.background.turns import ServerTurns
 from service.background.worker import Worker
-from service.domain.matches import Matches
 from service.store.matches import match_key
 from service.store.scheduling import LEASES, READY_BOTS, READY_PEOPLE, TIMERS
 from tests.api.client import ApiClient
@@ -25,14 +25,14 @@ def api(live) -> ApiClient:
 
 
 @pytest.fixture
-def matches(live) -> Matches:
-    return live.app.extensions["ludotheque.matches"]
+def turns(live) -> ServerTurns:
+    return live.app.extensions["ludotheque.turns"]
 
 
 @pytest.fixture
-def workers(matches) -> Iterator[list[Worker]]:
+def workers(turns) -> Iterator[list[Worker]]:
     """Two workers in threads, sharing the due set as two processes would."""
-    pool = [Worker(matches, budget_s=0.01, idle_s=0.01) for _ in range(2)]
+    pool = [Worker(turns, budget_s=0.01, idle_s=0.01) for _ in range(2)]
     threads = [threading.Thread(target=w.run, daemon=True) for w in pool]
     for thread in threads:
         thread.start()
@@ -118,15 +118,15 @@ def test_bots_offered_by_each_game_are_listed(api):
         assert set(game["bots"]) <= {"random", "greedy", "mcts"}
 
 
-def test_a_turn_is_played_once_even_if_its_worker_dies(api, matches, redis_client):
+def test_a_turn_is_played_once_even_if_its_worker_dies(api, turns, redis_client):
     created = api.create(GAME, {"players": [{"name": "Ada"}, {"bot": "random"}]}).json()
     match_id = created["id"]
     version = int(redis_client.hget(match_key(match_id), "v"))
     # a worker claims the bot's turn (leasing it for 1 s), then dies
-    while matches.scheduler.claim(time.time(), 1.0) != match_id:
+    while turns.scheduler.claim(time.time(), 1.0) != match_id:
         pass
     leased_until = redis_client.zscore(LEASES, match_id)
-    survivor = Worker(matches, budget_s=0.01, idle_s=0.01)
+    survivor = Worker(turns, budget_s=0.01, idle_s=0.01)
     thread = threading.Thread(target=survivor.run, daemon=True)
     thread.start()
     try:

@@ -475,9 +475,9 @@ def test_an_abort_after_bots_actions_only_is_legal(live):
         if created["to_act"] == [0]:
             break
     match_id, token = created["id"], created["seats"][1]["token"]
-    matches = live.app.extensions["ludotheque.matches"]
+    turns = live.app.extensions["ludotheque.turns"]
     # the bot's turns, as a worker plays them, until Ada is to act
-    while matches.play_server_turn(match_id, 0.01, random.Random(1)):
+    while turns.play(match_id, 0.01, random.Random(1)):
         pass
     lifecycle(api, "pacal", match_id, "abort", token)
     record = api.http.get(record_url(api, "pacal", match_id)).json()
@@ -535,8 +535,8 @@ def test_an_abort_after_a_move_the_clock_played_is_legal_and_says_so(live, redis
     stored = orjson.loads(redis_client.hget(match_key(match_id), "d"))
     stored["deadlines"] = [0 if deadline else None for deadline in stored["deadlines"]]
     redis_client.hset(match_key(match_id), "d", orjson.dumps(stored))  # the clock ran out
-    matches = live.app.extensions["ludotheque.matches"]
-    assert matches.play_server_turn(match_id, 0.01, random.Random(1))
+    turns = live.app.extensions["ludotheque.turns"]
+    assert turns.play(match_id, 0.01, random.Random(1))
     lifecycle(api, "pacal", match_id, "abort", tokens[1])
     record = api.http.get(record_url(api, "pacal", match_id)).json()
     assert [step["timed_out"] for step in record["actions"]] == [True]

@@ -74,7 +74,7 @@ def api(live: LiveServer) -> Lifecycle:
 
 @pytest.fixture
 def bots(live: LiveServer):
-    worker = Worker(live.app.extensions["ludotheque.matches"], budget_s=0.01, idle_s=0.01)
+    worker = Worker(live.app.extensions["ludotheque.turns"], budget_s=0.01, idle_s=0.01)
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     yield worker

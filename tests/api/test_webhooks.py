@@ -41,10 +41,12 @@ def api(live) -> ApiClient:
 
 
 @contextmanager
-def running(matches, settings: DeliverySettings = FAST, bots: int = 2) -> Iterator[None]:
+def running(live, settings: DeliverySettings = FAST, bots: int = 2) -> Iterator[None]:
     """Bot workers and a webhook deliverer in threads, as worker processes run them."""
     stopping = threading.Event()
-    pool = [Worker(matches, budget_s=0.01, idle_s=0.01, stopping=stopping) for _ in range(bots)]
+    matches = live.app.extensions["ludotheque.matches"]
+    turns = live.app.extensions["ludotheque.turns"]
+    pool = [Worker(turns, budget_s=0.01, idle_s=0.01, stopping=stopping) for _ in range(bots)]
     deliverer = Deliverer(matches, settings)
     threads = [threading.Thread(target=w.run, daemon=True) for w in pool]
     threads.append(threading.Thread(target=deliverer.run, args=(stopping, 0.01), daemon=True))
@@ -118,12 +120,12 @@ def assert_complete_and_in_order(redis_client, receiver, ids) -> None:
 
 # -- webhooks -----------------------------------------------------------------------
 def test_a_receiver_gets_every_match_event_in_order_signed(
-    api, matches, redis_client, loopback_allowed
+    api, live, redis_client, loopback_allowed
 ):
     receiver = WebhookReceiver()
     try:
         ids = [bot_match(api, receiver) for _ in range(8)]
-        with running(matches):
+        with running(live):
             wait_until(lambda: delivered_everything(api, redis_client, receiver, ids), 120)
         assert_complete_and_in_order(redis_client, receiver, ids)
     finally:
@@ -131,12 +133,12 @@ def test_a_receiver_gets_every_match_event_in_order_signed(
 
 
 def test_deliveries_are_retried_until_a_receiver_failing_half_the_time_has_all(
-    api, matches, redis_client, loopback_allowed
+    api, live, redis_client, loopback_allowed
 ):
     receiver = WebhookReceiver(failure_rate=0.5, delay_s=0.005)
     try:
         ids = [bot_match(api, receiver) for _ in range(8)]
-        with running(matches):
+        with running(live):
             wait_until(lambda: delivered_everything(api, redis_client, receiver, ids), 180)
         assert_complete_and_in_order(redis_client, receiver, ids)
         assert receiver.attempts > 2 * len(ids), "some deliveries failed and came again"
@@ -145,7 +147,7 @@ def test_deliveries_are_retried_until_a_receiver_failing_half_the_time_has_all(
 
 
 def test_a_killed_worker_loses_no_delivery(
-    api, matches, redis_client, redis_url, tmp_path, loopback_allowed
+    api, live, redis_client, redis_url, tmp_path, loopback_allowed
 ):
     """Worker processes (``ludotheque worker``); the first is killed with
     SIGKILL mid-way, a second takes over from Redis."""
@@ -178,7 +180,7 @@ def test_a_killed_worker_loses_no_delivery(
         receiver.stop()
 
 
-def test_your_turn_notices_carry_only_the_seat(api, matches, redis_client, loopback_allowed):
+def test_your_turn_notices_carry_only_the_seat(api, live, redis_client, loopback_allowed):
     receiver = WebhookReceiver()
     try:
         created = api.create(
@@ -190,7 +192,7 @@ def test_your_turn_notices_carry_only_the_seat(api, matches, redis_client, loopb
         ).json()
         receiver.secrets[created["id"]] = created["secret"]
         token = created["seats"][0]["token"]
-        with running(matches):
+        with running(live):
             for _ in range(2):
                 wait_until(lambda: 0 in api.get(GAME, created["id"]).json()["to_act"])
                 action = api.legal(GAME, created["id"], token).json()["actions"][0]
@@ -208,14 +210,14 @@ def test_your_turn_notices_carry_only_the_seat(api, matches, redis_client, loopb
 
 
 def test_a_receiver_that_keeps_failing_is_given_up_without_slowing_others(
-    api, matches, redis_client, loopback_allowed
+    api, live, redis_client, loopback_allowed
 ):
     failing, healthy = WebhookReceiver(status=500), WebhookReceiver()
     settings = DeliverySettings(base_s=0.05, cap_s=0.2, give_up_s=8, timeout_s=2, threads=2)
     given_up_before = webhooks.GIVEN_UP._value.get()
     try:
         doomed = bot_match(api, failing, bots=2)
-        with running(matches, settings):
+        with running(live, settings):
             ids = [bot_match(api, healthy, bots=2) for _ in range(3)]
             wait_until(lambda: delivered_everything(api, redis_client, healthy, ids), 60)
             # the healthy ones were all delivered while the failing one was still tried
@@ -237,7 +239,7 @@ def test_a_receiver_that_keeps_failing_is_given_up_without_slowing_others(
 
 
 def test_a_slow_receiver_gets_everything_in_order_from_the_background(
-    api, matches, redis_client, loopback_allowed
+    api, live, redis_client, loopback_allowed
 ):
     """Each answer takes longer than the patience: every call goes on in the
     background and is settled there, one at a time per match, in order."""
@@ -245,7 +247,7 @@ def test_a_slow_receiver_gets_everything_in_order_from_the_background(
     backgrounded_before = webhooks.SLOW._value.get()
     try:
         ids = [bot_match(api, receiver, bots=2) for _ in range(3)]
-        with running(matches, DeliverySettings(base_s=0.05, cap_s=0.5, patience_s=0.1)):
+        with running(live, DeliverySettings(base_s=0.05, cap_s=0.5, patience_s=0.1)):
             wait_until(lambda: delivered_everything(api, redis_client, receiver, ids), 120)
         assert_complete_and_in_order(redis_client, receiver, ids)
         assert webhooks.SLOW._value.get() > backgrounded_before
@@ -255,7 +257,7 @@ def test_a_slow_receiver_gets_everything_in_order_from_the_background(
         receiver.stop()
 
 
-def test_receivers_that_hang_delay_nobody_else(api, matches, redis_client, loopback_allowed):
+def test_receivers_that_hang_delay_nobody_else(api, live, redis_client, loopback_allowed):
     """Four receivers that never answer within the delivery timeout, two
     bot matches each, queued first; a healthy receiver's match is played
     meanwhile, and each action's events must reach it promptly (with the
@@ -276,7 +278,7 @@ def test_receivers_that_hang_delay_nobody_else(api, matches, redis_client, loopb
         match_id, tokens = created["id"], [s["token"] for s in created["seats"]]
         healthy.secrets[match_id] = created["secret"]
         lateness = []
-        with running(matches, settings):
+        with running(live, settings):
             for _ in range(12):
                 seat = api.get(GAME, match_id).json()["to_act"][0]
                 action = api.legal(GAME, match_id, tokens[seat]).json()["actions"][0]
@@ -296,12 +298,12 @@ def test_receivers_that_hang_delay_nobody_else(api, matches, redis_client, loopb
             receiver.stop()
 
 
-def test_a_redirect_is_not_followed(api, matches, redis_client, loopback_allowed):
+def test_a_redirect_is_not_followed(api, live, redis_client, loopback_allowed):
     receiver = WebhookReceiver(status=307)
     try:
         match_id = bot_match(api, receiver, bots=2)
         settings = DeliverySettings(base_s=0.05, cap_s=0.1, give_up_s=0.5, timeout_s=2)
-        with running(matches, settings):
+        with running(live, settings):
             wait_until(lambda: api.get(GAME, match_id).json()["webhook"]["given_up"], 30)
         assert receiver.events[match_id] == []
     finally:
@@ -340,7 +342,7 @@ def test_internal_addresses_are_refused_by_default(url, monkeypatch):
 
 
 def test_a_name_resolving_to_a_private_address_is_refused_at_delivery(
-    api, matches, redis_client, monkeypatch, caplog
+    api, live, redis_client, monkeypatch, caplog
 ):
     """Created with https://localhost (a name), called never: localhost
     resolves to loopback, which this deployment does not allow. The match
@@ -352,7 +354,7 @@ def test_a_name_resolving_to_a_private_address_is_refused_at_delivery(
         receiver.url = receiver.url.replace("127.0.0.1", "localhost")
         match_id = bot_match(api, receiver, bots=2)
         settings = DeliverySettings(base_s=0.05, cap_s=0.1, give_up_s=0.5, timeout_s=2)
-        with running(matches, settings):
+        with running(live, settings):
             wait_until(lambda: api.get(GAME, match_id).json()["webhook"]["given_up"], 30)
         assert receiver.attempts == 0, "never called"
         reasons = [e.get("reason") for e in log_of(redis_client, match_id)]
@@ -389,14 +391,14 @@ def http_bot_match(api, seats: list, deadline_s: float | None = None) -> dict:
     return created.json()
 
 
-def test_http_bots_play_a_match_out(api, matches, redis_client, loopback_allowed):
+def test_http_bots_play_a_match_out(api, live, redis_client, loopback_allowed):
     bots = [BotServer("good"), BotServer("good")]
     try:
         match = http_bot_match(api, [{"bot_url": b.url} for b in bots])
         assert [s["bot"] for s in match["seats"]] == ["http", "http"]
         for bot in bots:
             bot.secret = match["secret"]
-        with running(matches):
+        with running(live):
             wait_until(lambda: api.get(GAME, match["id"]).json()["status"] == "finished", 120)
         log = log_of(redis_client, match["id"])
         assert not [e for e in log if e["type"].startswith("bot_")], "every move was theirs"
@@ -429,13 +431,13 @@ def test_http_bots_play_a_match_out(api, matches, redis_client, loopback_allowed
     ],
 )
 def test_a_bot_that_misbehaves_gets_the_random_move_and_a_logged_reason(
-    api, matches, redis_client, loopback_allowed, temper, event, reason
+    api, live, redis_client, loopback_allowed, temper, event, reason
 ):
     bad, good = BotServer(temper, late_s=1.5), BotServer("good")
     try:
         match = http_bot_match(api, [{"bot_url": bad.url}, {"bot_url": good.url}], 0.5)
         bad.secret = good.secret = match["secret"]
-        with running(matches):
+        with running(live):
             wait_until(lambda: len(good.calls) >= 2, 60)
         log = log_of(redis_client, match["id"])
         notes = [e for e in log if e["type"].startswith("bot_")]
@@ -452,9 +454,7 @@ def test_a_bot_that_misbehaves_gets_the_random_move_and_a_logged_reason(
         good.stop()
 
 
-def test_http_bots_that_hang_do_not_hold_up_other_bots(
-    api, matches, redis_client, loopback_allowed
-):
+def test_http_bots_that_hang_do_not_hold_up_other_bots(api, live, redis_client, loopback_allowed):
     """Three matches of HTTP bots that never answer within their 10 s
     deadline, on one bot worker thread; a person playing a ``random`` bot
     meanwhile gets each of its moves promptly (they waited for the hanging
@@ -466,7 +466,7 @@ def test_http_bots_that_hang_do_not_hold_up_other_bots(
         created = api.create(GAME, {"players": [{"name": "A"}, {"bot": "random"}]}).json()
         match_id, token = created["id"], created["seats"][0]["token"]
         waits = []
-        with running(matches, bots=1):
+        with running(live, bots=1):
             wait_until(lambda: all(bot.calls for bot in hanging), 30)
             for _ in range(8):
                 answer = api.get(GAME, match_id, token).json()
@@ -518,7 +518,7 @@ def listening(port: int) -> bool:
     return True
 
 
-def test_the_readme_example_bot_plays_a_match(api, matches, redis_client, loopback_allowed):
+def test_the_readme_example_bot_plays_a_match(api, live, redis_client, loopback_allowed):
     code = example_bot()
     assert len(code.splitlines()) <= 20
     with socket.socket() as probe:
@@ -530,7 +530,7 @@ def test_the_readme_example_bot_plays_a_match(api, matches, redis_client, loopba
         url = f"http://127.0.0.1:{port}/"
         wait_until(lambda: listening(port))
         match = http_bot_match(api, [{"bot_url": url}, {"bot": "random"}])
-        with running(matches):
+        with running(live):
             wait_until(lambda: api.get(GAME, match["id"]).json()["status"] == "finished", 120)
         log = log_of(redis_client, match["id"])
         assert not [e for e in log if e["type"].startswith("bot_")], "every move was its own"
@@ -608,9 +608,7 @@ def test_outbound_calls_per_process_are_capped(loopback_allowed, monkeypatch):
         server.stop()
 
 
-def test_a_rematch_keeps_the_http_bot_and_the_webhook(
-    api, matches, redis_client, loopback_allowed
-):
+def test_a_rematch_keeps_the_http_bot_and_the_webhook(api, live, redis_client, loopback_allowed):
     from tests.api.test_lifecycle import Lifecycle
 
     life = Lifecycle(api.base, api.http)
@@ -628,7 +626,7 @@ def test_a_rematch_keeps_the_http_bot_and_the_webhook(
         assert life.resign(GAME, created["id"], token).status_code == 200
         rematch = life.rematch(GAME, created["id"], token).json()
         receiver.secrets[rematch["id"]] = created["secret"]
-        with running(matches):
+        with running(live):
             wait_until(lambda: any(c["match_id"] == rematch["id"] for c in bot.calls), 30)
             wait_until(lambda: receiver.events[rematch["id"]], 30)
             # each match's deliveries come in order, the two matches in any order
@@ -685,7 +683,7 @@ def test_the_connection_goes_to_the_address_checked(monkeypatch, loopback_allowe
 
 
 def test_a_delivery_without_a_free_slot_is_not_held_against_its_receiver(
-    api, matches, redis_client, loopback_allowed, monkeypatch
+    api, live, redis_client, loopback_allowed, monkeypatch
 ):
     """With every outbound slot of the process taken, deliveries wait: the
     receiver is neither retried with backoff nor given up on, and gets
@@ -696,7 +694,7 @@ def test_a_delivery_without_a_free_slot_is_not_held_against_its_receiver(
         match_id = bot_match(api, receiver, bots=2)
         monkeypatch.setattr(outbound, "_slots", threading.BoundedSemaphore(1))
         outbound._slots.acquire()  # all taken
-        with running(matches, settings):
+        with running(live, settings):
             time.sleep(1.5)
             assert receiver.attempts == 0
             assert not api.get(GAME, match_id).json()["webhook"]["given_up"]

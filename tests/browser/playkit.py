@@ -31,7 +31,7 @@ IMAGES = Path(__file__).parents[2] / "docs" / "images"
 @pytest.fixture(scope="module", name="server")
 def server_fixture(redis_url: str) -> Iterator[LiveServer]:
     live = LiveServer({"REDIS_URL": redis_url})
-    worker = Worker(live.app.extensions["ludotheque.matches"], budget_s=0.05, idle_s=0.01)
+    worker = Worker(live.app.extensions["ludotheque.turns"], budget_s=0.05, idle_s=0.01)
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     yield live

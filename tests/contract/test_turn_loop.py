@@ -26,7 +26,7 @@ DEADLINE_S = 900  # a bound, not a measure: the match takes far less
 def server_with_bots(redis_url: str) -> Iterator[LiveServer]:
     """The app with its default rate limits, and a bot worker."""
     server = LiveServer({"REDIS_URL": redis_url, "RATELIMIT_ENABLED": True})
-    worker = Worker(server.app.extensions["ludotheque.matches"], budget_s=0.01, idle_s=0.01)
+    worker = Worker(server.app.extensions["ludotheque.turns"], budget_s=0.01, idle_s=0.01)
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     yield server

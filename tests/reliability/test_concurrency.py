@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from engines import GAMES
-from service.domain.matches import CLOCK_OPTION
+from service.domain.clocks import CLOCK_OPTION
 from service.store.matches import log_key, match_key
 from tests.api.client import ApiClient
 from tests.engines.conformance import new_match

@@ -118,8 +118,8 @@ def test_a_flood_of_bot_matches_from_one_address_does_not_delay_another_clients_
 ):
     # the cap lifted: the schedule alone must keep the victim's bot moving
     server = serve(private_redis, BOT_SEATS_PER_ADDRESS=0)
-    matches = server.app.extensions["ludotheque.matches"]
-    workers = [Worker(matches, budget_s=THINKING_S, idle_s=0.01) for _ in range(2)]
+    turns = server.app.extensions["ludotheque.turns"]
+    workers = [Worker(turns, budget_s=THINKING_S, idle_s=0.01) for _ in range(2)]
     threads = [threading.Thread(target=w.run, daemon=True) for w in workers]
     try:
         created = flood(server, 30)

@@ -41,10 +41,12 @@ def api(live) -> ApiClient:
 
 
 @contextmanager
-def running(matches, settings: DeliverySettings | None = None) -> Iterator[None]:
+def running(live, settings: DeliverySettings | None = None) -> Iterator[None]:
     """One worker process's share: a bot worker and a webhook deliverer, in threads."""
     stopping = threading.Event()
-    worker = Worker(matches, budget_s=0.01, idle_s=0.01, stopping=stopping)
+    matches = live.app.extensions["ludotheque.matches"]
+    turns = live.app.extensions["ludotheque.turns"]
+    worker = Worker(turns, budget_s=0.01, idle_s=0.01, stopping=stopping)
     deliverer = Deliverer(matches, settings or DeliverySettings())
     threads = [
         threading.Thread(target=worker.run, daemon=True),
@@ -109,7 +111,7 @@ def test_a_call_whose_time_ran_out_before_resolving_is_refused_as_a_timeout(loop
 
 
 def test_a_dripping_http_bot_holds_its_match_only_for_its_deadline(
-    api, matches, redis_client, loopback_allowed
+    api, live, redis_client, loopback_allowed
 ):
     """A person against an HTTP bot that drips, with a 0.5 s deadline: each
     bot turn ends at the deadline with the random move, and the person is
@@ -122,7 +124,7 @@ def test_a_dripping_http_bot_holds_its_match_only_for_its_deadline(
     match_id, token = created["id"], created["seats"][0]["token"]
     waits = []
     try:
-        with running(matches):
+        with running(live):
             for _ in range(3):
                 match = wait_until(lambda: my_turn(api, match_id), 30)
                 if match["status"] == "finished":
@@ -147,7 +149,7 @@ def my_turn(api, match_id: str) -> dict | None:
 
 
 def test_a_dripping_webhook_receiver_is_cut_at_the_delivery_timeout(
-    api, matches, redis_client, loopback_allowed
+    api, live, redis_client, loopback_allowed
 ):
     dripper = Dripper(gap_s=0.1, drip_s=20)
     settings = DeliverySettings(base_s=0.05, cap_s=0.2, timeout_s=1)
@@ -155,7 +157,7 @@ def test_a_dripping_webhook_receiver_is_cut_at_the_delivery_timeout(
         GAME, {"players": [{"name": "A"}, {"name": "B"}], "webhook": {"url": dripper.url}}
     ).json()
     try:
-        with running(matches, settings):
+        with running(live, settings):
             wait_until(lambda: len(dripper.held) >= 2, 30)
         assert max(dripper.held) < 1.6, dripper.held
     finally:
@@ -174,7 +176,7 @@ def p99(values: list[float]) -> float:
 
 
 def test_dripping_bots_and_receivers_do_not_slow_other_clients(
-    api, matches, redis_client, loopback_allowed
+    api, live, redis_client, loopback_allowed
 ):
     """18 HTTP bot seats and 16 webhook receivers that drip, each in a match
     of its own (10 s bot deadlines, the deployed 5 s delivery timeout),
@@ -197,7 +199,7 @@ def test_dripping_bots_and_receivers_do_not_slow_other_clients(
     bot.secret = receiver.secrets[match_id] = created["secret"]
     hostile: list[str] = []
     try:
-        with running(matches):
+        with running(live):
             before = play_honestly(api, redis_client, receiver, match_id, token, MOVES)
             for url in farm.urls[:BOT_DRIPPERS]:
                 body = {
@@ -341,9 +343,7 @@ def test_the_allow_list_admits_a_carried_address(monkeypatch):
 
 
 # -- no oracle: events say that a call failed, not why (point 11) ---------------------
-def test_failure_events_do_not_say_why_a_call_failed(
-    api, matches, redis_client, monkeypatch, caplog
-):
+def test_failure_events_do_not_say_why_a_call_failed(api, live, redis_client, monkeypatch, caplog):
     """An HTTP bot and a webhook at an internal address this deployment
     does not allow (127.0.0.2: only 127.0.0.1 is), and a bot at a port where
     nobody listens: the match's events (as anyone reads them) say that the
@@ -365,7 +365,7 @@ def test_failure_events_do_not_say_why_a_call_failed(
         match_id = created["id"]
         settings = DeliverySettings(base_s=0.05, cap_s=0.1, give_up_s=0.5, timeout_s=1)
         try:
-            with running(matches, settings):
+            with running(live, settings):
                 wait_until(lambda: api.get(GAME, match_id).json()["webhook"]["given_up"], 30)
                 wait_until(lambda: seats_failed(api, match_id) == {0, 1}, 30)
             seen = api.get(GAME, match_id).text + api.events(GAME, match_id, None).text
