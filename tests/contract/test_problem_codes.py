@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 from service.http.errors import CODES, HTTP_CODES
-from tests.api.client import ApiClient
-from tests.api.test_api import assert_problem
 from tests.conftest import LiveServer
 from tests.contract.conformance import contract
+from tests.http.test_api import assert_problem
+from tests.support.client import ApiClient
 
 ROOT = Path(__file__).resolve().parents[2]
 RAISED = re.compile(r"(?:Problem\(\s*\d+,|IllegalAction\()\s*\"([a-z_]+)\"")

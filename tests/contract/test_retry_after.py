@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from tests.api.test_api import assert_problem
-from tests.api.test_operations import rate_limited
+from tests.http.test_api import assert_problem
+from tests.http.test_operations import rate_limited
 
 GAME = "dekal"
 

@@ -17,8 +17,8 @@ import requests
 from engines import GAMES
 from service.domain.matches import CLOCK_OPTION
 from service.store.matches import log_key, match_key
-from tests.api.client import ApiClient
 from tests.engines.conformance import new_match
+from tests.support.client import ApiClient
 
 GAME_NAMES = sorted(GAMES)
 OPTIONS = {"ducale": {"target_score": 100}}
