@@ -1,20 +1,18 @@
-"""Shared fixtures: a real Redis (REDIS_URL, else a private embedded server)
-and the app served over real HTTP on a loopback port."""
+"""Shared fixtures: a real Redis (REDIS_URL, else a private embedded server),
+the app served over real HTTP on a loopback port (``live``, shared by the
+session; ``live_server``, with given settings, per test), and Chromium."""
 
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import redis
-import requests
-from werkzeug.serving import make_server
 
-from service.app import create_app
 from service.store.embedded import EmbeddedRedis
+from tests.support.servers import LiveServer, bot_workers
 
 
 @pytest.fixture(scope="session")
@@ -33,32 +31,6 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
     client.close()
 
 
-class LiveServer:
-    """The app on a real socket; ``url(path)`` and a requests session."""
-
-    def __init__(self, app_config: dict, port: int = 0) -> None:
-        # Rate limits and the cap of bot seats are tested on their own;
-        # elsewhere they would only get in the way.
-        quotas_off = {"RATELIMIT_ENABLED": False, "BOT_SEATS_PER_ADDRESS": 0}
-        self.app = create_app({**quotas_off, **app_config})
-        self.server = make_server("127.0.0.1", port, self.app, threaded=True)
-        self.base = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.http = requests.Session()
-
-    def url(self, path: str) -> str:
-        return self.base + path
-
-    def stop(self) -> None:
-        """Stop as a server process stops: no new connection, and the
-        streams and long polls it holds end (werkzeug alone would let them
-        run on the stopped app)."""
-        self.server.shutdown()
-        self.app.extensions["ludotheque.matches"].hub.stop()
-        self.http.close()
-
-
 @pytest.fixture(scope="session")
 def live(redis_url: str) -> Iterator[LiveServer]:
     server = LiveServer({"REDIS_URL": redis_url})
@@ -67,10 +39,34 @@ def live(redis_url: str) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
+def live_server(redis_url: str) -> Iterator[Callable[..., LiveServer]]:
+    """Start the app on a loopback port with the given settings (the app's
+    config keys: ``live_server(FOLLOWERS_PER_TOKEN=1)``), on the session's
+    Redis unless REDIS_URL says otherwise; each one stops after the test."""
+    started: list[LiveServer] = []
+
+    def start(port: int = 0, **settings: object) -> LiveServer:
+        server = LiveServer({"REDIS_URL": redis_url, **settings}, port=port)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
 def matches(live: LiveServer):
     """The live server's match logic (service.domain.matches.Matches), for what a
     worker process does beside it: bot turns, webhook deliveries."""
-    return live.app.extensions["ludotheque.matches"]
+    return live.matches
+
+
+@pytest.fixture
+def live_bots(live: LiveServer) -> Iterator[None]:
+    """A bot worker playing the live server's bot turns during the test."""
+    with bot_workers(live.matches):
+        yield
 
 
 @pytest.fixture

@@ -14,18 +14,17 @@ served first, at most the 0.3 s of a move already under way.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import redis
 import requests
 
-from service.background.worker import Worker
 from service.store.embedded import EmbeddedRedis
-from tests.conftest import LiveServer
+from tests.support.problems import assert_problem
+from tests.support.servers import LiveServer, bot_workers, create_from
 
 GAME = "dekal"
 ATTACKER = "198.51.100.7"
@@ -50,24 +49,15 @@ def private_redis(module_redis: str) -> str:
     return module_redis
 
 
-def serve(redis_url: str, **config: object) -> LiveServer:
+def serve(live_server: Callable[..., LiveServer], redis_url: str, **config: object) -> LiveServer:
     # Each client names its address in X-Forwarded-For, as behind one proxy.
-    return LiveServer({"REDIS_URL": redis_url, "TRUSTED_PROXIES": 1, **config})
-
-
-def create(server: LiveServer, address: str, body: dict) -> requests.Response:
-    return server.http.post(
-        server.url(f"/v1/games/{GAME}/matches"),
-        json=body,
-        headers={"X-Forwarded-For": address},
-        timeout=30,
-    )
+    return live_server(REDIS_URL=redis_url, TRUSTED_PROXIES=1, **config)
 
 
 def flood(server: LiveServer, count: int) -> list[requests.Response]:
     """``count`` bot-only matches from the attacker, created at once."""
     with ThreadPoolExecutor(max_workers=10) as pool:
-        return list(pool.map(lambda _: create(server, ATTACKER, FLOOD), range(count)))
+        return list(pool.map(lambda _: create_from(server, ATTACKER, GAME, FLOOD), range(count)))
 
 
 def bot_delays(server: LiveServer, moves: int) -> list[float]:
@@ -76,7 +66,9 @@ def bot_delays(server: LiveServer, moves: int) -> list[float]:
     its bot owe a move to the moment it sees the match move on without it."""
     http = requests.Session()
     http.headers["X-Forwarded-For"] = VICTIM
-    created = create(server, VICTIM, {"players": [{"name": "victim"}, {"bot": "random"}]})
+    created = create_from(
+        server, VICTIM, GAME, {"players": [{"name": "victim"}, {"bot": "random"}]}
+    )
     assert created.status_code == 201, created.text
     match = created.json()
     url = server.url(f"/v1/games/{GAME}/matches/{match['id']}")
@@ -114,45 +106,31 @@ def bot_delays(server: LiveServer, moves: int) -> list[float]:
 
 
 def test_a_flood_of_bot_matches_from_one_address_does_not_delay_another_clients_bots(
-    private_redis,
+    private_redis, live_server
 ):
     # the cap lifted: the schedule alone must keep the victim's bot moving
-    server = serve(private_redis, BOT_SEATS_PER_ADDRESS=0)
-    matches = server.app.extensions["ludotheque.matches"]
-    workers = [Worker(matches, budget_s=THINKING_S, idle_s=0.01) for _ in range(2)]
-    threads = [threading.Thread(target=w.run, daemon=True) for w in workers]
-    try:
-        created = flood(server, 30)
-        assert [answer.status_code for answer in created] == [201] * 30
-        for thread in threads:
-            thread.start()
+    server = serve(live_server, private_redis, BOT_SEATS_PER_ADDRESS=0)
+    created = flood(server, 30)
+    assert [answer.status_code for answer in created] == [201] * 30
+    with bot_workers(server.matches, count=2, budget_s=THINKING_S):
         time.sleep(1)  # the workers are busy with the flood
         delays = bot_delays(server, moves=8)
-        assert max(delays) < DELAY_BOUND_S, delays
-    finally:
-        for worker in workers:
-            worker.stopping.set()
-        for thread in threads:
-            thread.join(timeout=30)
-        server.stop()
+    assert max(delays) < DELAY_BOUND_S, delays
 
 
-def test_the_cap_of_live_bot_seats_per_address_refuses_the_flood(private_redis):
-    server = serve(private_redis, BOT_SEATS_PER_ADDRESS=12)
-    try:
-        answers = flood(server, 30)
-        statuses = sorted(answer.status_code for answer in answers)
-        assert statuses == [201] * 2 + [429] * 28, statuses
-        refused = next(answer for answer in answers if answer.status_code == 429)
-        assert refused.headers["Content-Type"] == "application/problem+json"
-        assert refused.headers["Retry-After"].isdigit()
-        problem = refused.json()
-        assert problem["code"] == "bot_seats_exceeded"
-        assert (problem["held"], problem["cap"]) == (12, 12)
-        # another address is not refused
-        victim = create(server, VICTIM, {"players": [{"name": "victim"}, {"bot": "random"}]})
-        assert victim.status_code == 201, victim.text
-        # nor is a match without bots from the attacker
-        assert create(server, ATTACKER, {"players": [{"name": "a"}, {}]}).status_code == 201
-    finally:
-        server.stop()
+def test_the_cap_of_live_bot_seats_per_address_refuses_the_flood(private_redis, live_server):
+    server = serve(live_server, private_redis, BOT_SEATS_PER_ADDRESS=12)
+    answers = flood(server, 30)
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses == [201] * 2 + [429] * 28, statuses
+    refused = next(answer for answer in answers if answer.status_code == 429)
+    problem = assert_problem(refused, 429, "bot_seats_exceeded")
+    assert refused.headers["Retry-After"].isdigit()
+    assert (problem["held"], problem["cap"]) == (12, 12)
+    # another address is not refused
+    victim = create_from(
+        server, VICTIM, GAME, {"players": [{"name": "victim"}, {"bot": "random"}]}
+    )
+    assert victim.status_code == 201, victim.text
+    # nor is a match without bots from the attacker
+    assert create_from(server, ATTACKER, GAME, {"players": [{"name": "a"}, {}]}).status_code == 201

@@ -25,6 +25,7 @@ from service.store.matches import match_key
 from tests.attacks.test_secrets import hidden_cards
 from tests.engines.conformance import new_match
 from tests.support.client import ApiClient
+from tests.support.problems import assert_problem
 
 GAME_NAMES = sorted(GAMES)
 OPTIONS = {"ducale": {"target_score": 1}}
@@ -80,9 +81,7 @@ def test_a_creator_cannot_choose_the_seed_of_a_match_with_an_open_seat(live, gam
             f"the creator chose the seed, left a seat open, and knew every hidden card "
             f"by the engine's setup offline: {str(known)[:300]}"
         )
-    assert created.status_code == 422, created.text
-    assert created.headers["Content-Type"] == "application/problem+json"
-    assert created.json()["code"] == "seed_not_allowed"
+    assert_problem(created, 422, "seed_not_allowed")
 
 
 @pytest.mark.parametrize("game", GAME_NAMES)

@@ -10,25 +10,23 @@ reproductions the issue reports, which broke the server before the fix.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import pytest
 import requests
 from cachecontrol import CacheControl
 
-from tests.conftest import LiveServer
 from tests.support.client import ApiClient
+from tests.support.servers import PUBLIC, LiveServer
 
 DEFAULT_CAP = 20  # LUDOTHEQUE_MAX_WAITING_PER_ADDRESS's default (docs/quotas.md)
 ONE_HOUR = 3600  # LUDOTHEQUE_WAITING_TTL's default
 
 
 @pytest.fixture
-def public(redis_url: str) -> Iterator[LiveServer]:
+def public(live_server: Callable[..., LiveServer]) -> LiveServer:
     """The server as deployed in the open: default limits, behind one proxy."""
-    server = LiveServer({"REDIS_URL": redis_url, "RATELIMIT_ENABLED": True, "TRUSTED_PROXIES": 1})
-    yield server
-    server.stop()
+    return live_server(**PUBLIC)
 
 
 def test_one_address_cannot_park_a_thousand_waiting_matches(public, redis_client):

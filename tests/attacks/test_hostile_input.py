@@ -18,7 +18,7 @@ import redis
 import requests
 
 from engines import GAMES
-from tests.conftest import LiveServer
+from tests.support.servers import LiveServer, url_of
 
 GAME_NAMES = sorted(GAMES)
 OPTIONS = {"ducale": {"target_score": 100}}
@@ -40,11 +40,8 @@ def private_db(redis_url: str) -> Iterator[redis.Redis]:
 
 @pytest.fixture(scope="module")
 def server(private_db: redis.Redis) -> Iterator[LiveServer]:
-    kwargs = private_db.connection_pool.connection_kwargs
-    url = f"redis://{kwargs['host']}:{kwargs['port']}/{kwargs['db']}"
-    live = LiveServer({"REDIS_URL": url})
-    yield live
-    live.stop()
+    with LiveServer({"REDIS_URL": url_of(private_db)}) as live:
+        yield live
 
 
 def keyspace(client: redis.Redis) -> dict[bytes, bytes]:

@@ -22,14 +22,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import orjson
 import pytest
 import requests
 
 from service.store.embedded import free_port
-from tests.conftest import LiveServer
-from tests.http.test_lifecycle import Lifecycle
-from tests.server.test_cli import interrupt, start
+from tests.support.client import ApiClient
+from tests.support.servers import LiveServer, interrupt, start_serve
+from tests.support.streams import read_events
 
 
 class Served:
@@ -47,7 +46,7 @@ class Served:
 def served(tmp_path_factory, redis_url: str):
     port = free_port()
     env = {**os.environ, "REDIS_URL": redis_url, "LUDOTHEQUE_RATE_LIMITS": "0"}
-    server = start(tmp_path_factory.mktemp("served"), port, env, workers=1)
+    server = start_serve(tmp_path_factory.mktemp("served"), port, env, workers=1)
     try:
         yield Served(f"http://127.0.0.1:{port}")
     finally:
@@ -65,7 +64,7 @@ def bearer(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
-def waiting_match(api: Lifecycle, game: str, seats: int = 3) -> tuple[str, str | None, str]:
+def waiting_match(api: ApiClient, game: str, seats: int = 3) -> tuple[str, str | None, str]:
     """A match that waits for more players, whose seat 1 was joined by A:
     (id, seat 0's token if seat 0 is taken, A's token). Seats 2 and on
     (Pacal, two players at most: seat 0) stay open."""
@@ -78,7 +77,7 @@ def waiting_match(api: Lifecycle, game: str, seats: int = 3) -> tuple[str, str |
     return match_id, created.json()["seats"][0].get("token"), joined.json()["token"]
 
 
-def fill(api: Lifecycle, game: str, match_id: str, tokens: list[str | None]) -> None:
+def fill(api: ApiClient, game: str, match_id: str, tokens: list[str | None]) -> None:
     """Join every open seat (the match starts), noting the tokens by seat."""
     for seat in api.get(game, match_id).json()["seats"]:
         if seat["open"]:
@@ -87,7 +86,7 @@ def fill(api: Lifecycle, game: str, match_id: str, tokens: list[str | None]) -> 
             tokens[seat["seat"]] = joined.json()["token"]
 
 
-def leave_and_replace(api: Lifecycle, game: str, match_id: str, token: str) -> list[str]:
+def leave_and_replace(api: ApiClient, game: str, match_id: str, token: str) -> list[str]:
     """A leaves seat 1, B takes it, others take the open seats (the match
     starts): every seat's token but the host's, by seat (None for the host)."""
     assert api.leave(game, match_id, 1, token).status_code == 200
@@ -99,7 +98,7 @@ def leave_and_replace(api: Lifecycle, game: str, match_id: str, token: str) -> l
     return tokens
 
 
-def play_until_seat_acted(api: Lifecycle, game: str, match_id: str, tokens: list[str]) -> None:
+def play_until_seat_acted(api: ApiClient, game: str, match_id: str, tokens: list[str]) -> None:
     """Play first legal actions until seat 1 has acted (its own, private,
     ``action`` event is then in the log)."""
     for _ in range(40):
@@ -124,17 +123,9 @@ class Reader:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        current: dict[str, str] = {}
         try:
-            for line in self.response.iter_lines(decode_unicode=True):
-                if line == "":
-                    if "data" in current:
-                        event = orjson.loads(current["data"])
-                        self.events.append((event["index"], event))
-                    current = {}
-                elif not line.startswith(":"):
-                    key, _, value = line.partition(": ")
-                    current[key] = value
+            for _, event in read_events(self.response.iter_lines(decode_unicode=True)):
+                self.events.append((event["index"], event))
         except (requests.RequestException, AttributeError, ValueError):
             pass  # closed by the test
         finally:
@@ -181,7 +172,7 @@ def test_a_stream_as_a_seat_ends_when_the_seat_is_left(server, how):
     stream delivered B's private ``action`` events; now it ends with the
     ``seat_left`` of its seat, and its reconnection is refused."""
     game = "ducale"
-    api = Lifecycle(server.base)
+    api = ApiClient(server.base)
     match_id, host, token_a = waiting_match(api, game, seats=4)
     response, url = seat_stream(server, game, match_id, token_a, how)
     assert response.status_code == 200
@@ -218,7 +209,7 @@ def test_a_ticket_taken_before_leaving_follows_nothing_as_the_seat(live, multi):
     """Point 2: A takes a ticket as seat 1 and leaves before using it; B
     takes seat 1. The ticket opened a stream as seat 1: B's events."""
     game = "pacal"
-    api = Lifecycle(live.base)
+    api = ApiClient(live.base)
     match_id, host, token_a = waiting_match(api, game)
     if multi:
         body = {"matches": [{"game": game, "match": match_id, "token": token_a}]}
@@ -244,7 +235,7 @@ def test_a_view_long_poll_ends_when_its_seat_is_left(live):
     with seat 1's view: B's hand. Now it ends at once, refused as any
     request with A's token is."""
     game = "ducale"
-    api = Lifecycle(live.base)
+    api = ApiClient(live.base)
     match_id, _host, token_a = waiting_match(api, game)
     url = live.url(f"/v1/games/{game}/matches/{match_id}")
     with ThreadPoolExecutor(1) as pool:
@@ -263,30 +254,27 @@ def test_a_view_long_poll_ends_when_its_seat_is_left(live):
     assert elapsed < 3, f"the wait went on for {elapsed:.1f} s"
 
 
-def test_a_view_long_poll_counts_against_the_token_cap(redis_url):
+def test_a_view_long_poll_counts_against_the_token_cap(live_server):
     """Point 5: a view's long poll holds a follower like a stream does."""
-    server = LiveServer({"REDIS_URL": redis_url, "FOLLOWERS_PER_TOKEN": 1})
-    try:
-        api = Lifecycle(server.base)
-        match_id, _host, token_a = waiting_match(api, "dekal")
-        stream = requests.get(
-            server.url(f"/v1/games/dekal/matches/{match_id}/stream"),
-            headers=bearer(token_a),
-            stream=True,
-            timeout=10,
-        )
-        assert stream.status_code == 200
-        poll = requests.get(
-            server.url(f"/v1/games/dekal/matches/{match_id}"),
-            params={"wait": 2},
-            headers=bearer(token_a),
-            timeout=10,
-        )
-        stream.close()
-        assert poll.status_code == 429, poll.text[:300]
-        assert poll.json()["code"] == "too_many_followers"
-    finally:
-        server.stop()
+    server = live_server(FOLLOWERS_PER_TOKEN=1)
+    api = ApiClient(server.base)
+    match_id, _host, token_a = waiting_match(api, "dekal")
+    stream = requests.get(
+        server.url(f"/v1/games/dekal/matches/{match_id}/stream"),
+        headers=bearer(token_a),
+        stream=True,
+        timeout=10,
+    )
+    assert stream.status_code == 200
+    poll = requests.get(
+        server.url(f"/v1/games/dekal/matches/{match_id}"),
+        params={"wait": 2},
+        headers=bearer(token_a),
+        timeout=10,
+    )
+    stream.close()
+    assert poll.status_code == 429, poll.text[:300]
+    assert poll.json()["code"] == "too_many_followers"
 
 
 WAITS = 160
@@ -307,10 +295,10 @@ def test_160_view_long_polls_from_one_token_leave_others_answered(tmp_path, redi
         "LUDOTHEQUE_WORKER_CONNECTIONS": str(CONNECTIONS),
         "LUDOTHEQUE_RATE_LIMITS": "0",
     }
-    server = start(tmp_path, port, env, workers=1)
+    server = start_serve(tmp_path, port, env, workers=1)
     try:
         base = f"http://127.0.0.1:{port}"
-        api = Lifecycle(base)
+        api = ApiClient(base)
         # seat 2 stays open: the match waits, and so does every wait of seat 1
         created = api.create("dekal", {"players": [{"name": "Host"}, {}, {}]})
         match_id = created.json()["id"]
@@ -355,7 +343,7 @@ def test_a_used_ticket_does_not_replay_the_past(server):
     got the whole log as seat 0. Now a used ticket resumes only after what
     its stream has delivered."""
     game = "gaudi"
-    api = Lifecycle(server.base)
+    api = ApiClient(server.base)
     created = api.create(game, {"players": [{"name": "Ada"}, {"name": "Bob"}]})
     match_id = created.json()["id"]
     tokens = [s["token"] for s in created.json()["seats"]]
@@ -409,7 +397,7 @@ def test_a_browser_eventsource_as_a_seat_stops_for_good_when_the_seat_changes_ha
     last message is its seat's ``seat_left``, its reconnection is refused and
     it closes for good (``readyState`` CLOSED): the page's ``onerror`` runs."""
     game = "ducale"
-    api = Lifecycle(live.base)
+    api = ApiClient(live.base)
     match_id, host, token_a = waiting_match(api, game)
     ticket = requests.post(
         live.url(f"/v1/games/{game}/matches/{match_id}/stream-tickets"),
@@ -447,7 +435,7 @@ def test_a_ticket_follows_each_match_once(live):
     """A multi-match ticket naming one match twice (a hot-seat page following
     both seats of a table): one entry got no events, the stream outlived the
     match, and a stolen used ticket replayed the stuck entry's past."""
-    api = Lifecycle(live.base)
+    api = ApiClient(live.base)
     created = api.create("ducale", {"players": [{"name": "A"}, {"name": "B"}]}).json()
     a, b = (s["token"] for s in created["seats"])
     body = {
@@ -467,7 +455,7 @@ def test_a_resigned_seat_sees_and_follows_as_a_spectator(live):
     Resigning gives the seat to a bot: what the seat's holder had stops, as
     when a seat is left (its stream ends at its 'resigned', its tickets get
     401); it sees and follows on as a spectator."""
-    api = Lifecycle(live.base)
+    api = ApiClient(live.base)
     players = [{"name": "A"}, {"name": "B"}, {"name": "C"}]
     created = api.create("ducale", {"players": players}).json()
     match_id, tokens = created["id"], [s["token"] for s in created["seats"]]
@@ -503,7 +491,7 @@ def test_a_cursor_past_the_logs_end_still_ends_with_the_match_or_the_seat(live, 
     """A stream opened with ?after=1000 sent nothing (right) but outlived the
     match's end, and a seat's change of hands: events past 1000 would have
     gone on as the seat (adversary, round 2)."""
-    api = Lifecycle(live.base)
+    api = ApiClient(live.base)
     if ending == "match_over":
         created = api.create("ducale", {"players": [{"name": "A"}, {"name": "B"}]}).json()
         match_id, token = created["id"], created["seats"][0]["token"]

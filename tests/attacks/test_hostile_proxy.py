@@ -25,23 +25,20 @@ import pytest
 import requests
 
 from service.http.addresses import client_key
-from tests.conftest import LiveServer
+from tests.support.problems import assert_problem
+from tests.support.servers import PUBLIC, LiveServer
 
 HOSTILE_HOST = "attacker.example"
 
 
-def serve(redis_url: str, **config: object) -> LiveServer:
+def serve(live_server: Callable[..., LiveServer], **config: object) -> LiveServer:
     """The server as deployed in the open, behind one proxy."""
-    return LiveServer(
-        {"REDIS_URL": redis_url, "RATELIMIT_ENABLED": True, "TRUSTED_PROXIES": 1, **config}
-    )
+    return live_server(**PUBLIC, **config)
 
 
 @pytest.fixture
-def public(redis_url: str) -> Iterator[LiveServer]:
-    server = serve(redis_url)
-    yield server
-    server.stop()
+def public(live_server: Callable[..., LiveServer]) -> LiveServer:
+    return serve(live_server)
 
 
 def network() -> str:
@@ -119,53 +116,44 @@ COUNTERS: dict[str, tuple[dict, Callable, str]] = {
 
 
 @pytest.mark.parametrize("counter", list(COUNTERS))
-def test_two_addresses_of_one_ipv6_64_share_a_quota(counter, redis_url):
+def test_two_addresses_of_one_ipv6_64_share_a_quota(counter, live_server):
     settings, use, code = COUNTERS[counter]
-    server = serve(redis_url, **settings)
-    try:
-        prefix = network()
-        first = use(server, f"{prefix}::1")
-        assert first.status_code in (200, 201), first.text
-        same = use(server, f"{prefix}:ffff:ffff:ffff:fffe")
-        assert same.status_code == 429, f"{counter}: another address of the /64 got a new quota"
-        assert same.json()["code"] == code
-        other = use(server, f"{network()}::1")
-        assert other.status_code in (200, 201), f"{counter}: another /64 shares the quota"
-    finally:
-        server.stop()
+    server = serve(live_server, **settings)
+    prefix = network()
+    first = use(server, f"{prefix}::1")
+    assert first.status_code in (200, 201), first.text
+    same = use(server, f"{prefix}:ffff:ffff:ffff:fffe")
+    assert same.status_code == 429, f"{counter}: another address of the /64 got a new quota"
+    assert same.json()["code"] == code
+    other = use(server, f"{network()}::1")
+    assert other.status_code in (200, 201), f"{counter}: another /64 shares the quota"
 
 
-def test_an_ipv4_mapped_address_counts_as_its_ipv4(redis_url):
-    server = serve(redis_url, MAX_WAITING_PER_ADDRESS=1)
-    try:
-        word = uuid.uuid4().int
-        address = f"10.{word % 250}.{word // 250 % 250}.{word // 62500 % 250}"
-        assert waiting_matches(server, address).status_code == 201
-        mapped = waiting_matches(server, f"::ffff:{address}")
-        assert mapped.status_code == 429 and mapped.json()["code"] == "too_many_waiting_matches"
-    finally:
-        server.stop()
+def test_an_ipv4_mapped_address_counts_as_its_ipv4(live_server):
+    server = serve(live_server, MAX_WAITING_PER_ADDRESS=1)
+    word = uuid.uuid4().int
+    address = f"10.{word % 250}.{word // 250 % 250}.{word // 62500 % 250}"
+    assert waiting_matches(server, address).status_code == 201
+    mapped = waiting_matches(server, f"::ffff:{address}")
+    assert_problem(mapped, 429, "too_many_waiting_matches")
 
 
-def test_followers_of_one_ipv6_64_share_their_cap(redis_url):
-    server = serve(redis_url, FOLLOWERS_PER_ADDRESS=1, FOLLOWERS_PER_TOKEN=0)
-    try:
-        created = matches_created(server, "192.0.2.1")
-        url = server.url(f"/v1/games/dekal/matches/{created.json()['id']}/stream")
-        prefix = network()
-        with ExitStack() as held:
+def test_followers_of_one_ipv6_64_share_their_cap(live_server):
+    server = serve(live_server, FOLLOWERS_PER_ADDRESS=1, FOLLOWERS_PER_TOKEN=0)
+    created = matches_created(server, "192.0.2.1")
+    url = server.url(f"/v1/games/dekal/matches/{created.json()['id']}/stream")
+    prefix = network()
+    with ExitStack() as held:
 
-            def follow(address: str) -> requests.Response:
-                answer = requests.get(url, headers=from_address(address), stream=True, timeout=10)
-                held.callback(answer.close)
-                return answer
+        def follow(address: str) -> requests.Response:
+            answer = requests.get(url, headers=from_address(address), stream=True, timeout=10)
+            held.callback(answer.close)
+            return answer
 
-            assert follow(f"{prefix}::1").status_code == 200
-            same = follow(f"{prefix}::2")
-            assert same.status_code == 429 and same.json()["code"] == "too_many_followers"
-            assert follow(f"{network()}::1").status_code == 200
-    finally:
-        server.stop()
+        assert follow(f"{prefix}::1").status_code == 200
+        same = follow(f"{prefix}::2")
+        assert_problem(same, 429, "too_many_followers")
+        assert follow(f"{network()}::1").status_code == 200
 
 
 # --- No address in any answer (point 6, request limits and follower caps) ----
@@ -177,26 +165,23 @@ def spellings(address: str) -> list[str]:
     return [address, words, words.replace(":", "%3A")]
 
 
-def test_a_429_says_what_was_exceeded_never_whose(redis_url):
-    server = serve(redis_url, RATE_LIMIT_PER_ADDRESS="2/minute", FOLLOWERS_PER_ADDRESS=1)
-    try:
-        match = matches_created(server, "192.0.2.2").json()
-        address = f"{network()}::7"
-        answers = [requests_made(server, address) for _ in range(3)]
-        assert answers[-1].status_code == 429
-        assert "rate limit" in answers[-1].json()["detail"]
-        url = server.url(f"/v1/games/dekal/matches/{match['id']}/stream")
-        follower = f"{network()}::9"
-        with requests.get(url, headers=from_address(follower), stream=True, timeout=10) as held:
-            assert held.status_code == 200
-            over = requests.get(url, headers=from_address(follower), timeout=10)
-        assert over.status_code == 429 and "per address" in over.json()["detail"]
-        for answer, sent in [(answers[-1], address), (over, follower)]:
-            seen = answer.text + " ".join(f"{k}: {v}" for k, v in answer.headers.items())
-            for spelling in spellings(sent):
-                assert spelling.lower() not in seen.lower(), (spelling, seen)
-    finally:
-        server.stop()
+def test_a_429_says_what_was_exceeded_never_whose(live_server):
+    server = serve(live_server, RATE_LIMIT_PER_ADDRESS="2/minute", FOLLOWERS_PER_ADDRESS=1)
+    match = matches_created(server, "192.0.2.2").json()
+    address = f"{network()}::7"
+    answers = [requests_made(server, address) for _ in range(3)]
+    assert answers[-1].status_code == 429
+    assert "rate limit" in answers[-1].json()["detail"]
+    url = server.url(f"/v1/games/dekal/matches/{match['id']}/stream")
+    follower = f"{network()}::9"
+    with requests.get(url, headers=from_address(follower), stream=True, timeout=10) as held:
+        assert held.status_code == 200
+        over = requests.get(url, headers=from_address(follower), timeout=10)
+    assert over.status_code == 429 and "per address" in over.json()["detail"]
+    for answer, sent in [(answers[-1], address), (over, follower)]:
+        seen = answer.text + " ".join(f"{k}: {v}" for k, v in answer.headers.items())
+        for spelling in spellings(sent):
+            assert spelling.lower() not in seen.lower(), (spelling, seen)
 
 
 # --- A token in a URL, however it is spelt (point 13) -------------------------

@@ -13,14 +13,15 @@ alone: each test is a reproduction that broke the server before its fix.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import requests
 
-from tests.conftest import LiveServer
-from tests.http.test_lifecycle import Lifecycle, refused
+from tests.support.client import ApiClient
+from tests.support.problems import assert_problem
+from tests.support.servers import PUBLIC, LiveServer
 
 HIDDEN_DEALS = ["ducale", "pacal", "gaudi"]
 
@@ -29,30 +30,22 @@ def address() -> str:
     return f"198.51.100.{uuid.uuid4().int % 250 + 1}"
 
 
-def client(server: LiveServer, forwarded_for: str) -> Lifecycle:
+def client(server: LiveServer, forwarded_for: str) -> ApiClient:
     session = requests.Session()
     session.headers["X-Forwarded-For"] = forwarded_for
-    return Lifecycle(server.base, session)
+    return ApiClient(server.base, session)
 
 
 @pytest.fixture
-def api(live: LiveServer) -> Lifecycle:
-    return Lifecycle(live.base)
-
-
-def public_server(redis_url: str, **config: Any) -> Iterator[LiveServer]:
-    server = LiveServer(
-        {"REDIS_URL": redis_url, "RATELIMIT_ENABLED": True, "TRUSTED_PROXIES": 1, **config}
-    )
-    yield server
-    server.stop()
+def api(live: LiveServer) -> ApiClient:
+    return ApiClient(live.base)
 
 
 @pytest.fixture
-def strict(redis_url: str) -> Iterator[LiveServer]:
+def strict(live_server: Callable[..., LiveServer]) -> LiveServer:
     """Small quotas: 4 creations a minute, 2 waiting matches, 2 bot seats."""
-    yield from public_server(
-        redis_url,
+    return live_server(
+        **PUBLIC,
         RATE_LIMIT_CREATE="4/minute",
         MAX_WAITING_PER_ADDRESS=2,
         BOT_SEATS_PER_ADDRESS=2,
@@ -122,7 +115,7 @@ def test_a_stranger_who_joined_cannot_abort_a_waiting_match(api):
     created = api.create("dekal", {"players": [{"name": "Ada"}, {}, {}]}).json()
     match_id = created["id"]
     stranger = api.join("dekal", match_id, 1, "Mallory").json()["token"]
-    refused(api.abort("dekal", match_id, stranger), 403, "not_creator")
+    assert_problem(api.abort("dekal", match_id, stranger), 403, "not_creator")
     assert api.get("dekal", match_id).json()["status"] == "waiting"
     assert api.leave("dekal", match_id, 1, stranger).status_code == 200
     assert api.abort("dekal", match_id, created["seats"][0]["token"]).status_code == 200
@@ -131,7 +124,7 @@ def test_a_stranger_who_joined_cannot_abort_a_waiting_match(api):
 def test_a_stranger_who_started_a_match_cannot_abort_it(api):
     created = api.create("dekal", {"players": [{"name": "Ada"}, {}]}).json()
     stranger = api.join("dekal", created["id"], 1, "Mallory").json()["token"]
-    refused(api.abort("dekal", created["id"], stranger), 403, "not_creator")
+    assert_problem(api.abort("dekal", created["id"], stranger), 403, "not_creator")
     assert api.get("dekal", created["id"]).json()["status"] == "active"
 
 
@@ -140,7 +133,7 @@ def test_an_aborted_waiting_match_leaves_its_creators_count_at_once(strict):
     first, second = (
         api.create("dekal", {"players": [{"name": "Ada"}, {}]}).json() for _ in range(2)
     )
-    refused(
+    assert_problem(
         api.create("dekal", {"players": [{"name": "Ada"}, {}]}), 429, "too_many_waiting_matches"
     )
     assert api.abort("dekal", first["id"], first["seats"][0]["token"]).status_code == 200
@@ -172,7 +165,7 @@ def test_a_rematch_waits_for_its_players_and_counts_as_a_waiting_match(strict):
     api.abort("dekal", created["id"], created["seats"][0]["token"])
     assert api.rematch("dekal", created["id"], created["seats"][0]["token"]).status_code == 201
     assert api.create("dekal", {"players": [{"name": "Ada"}, {}]}).status_code == 201
-    refused(
+    assert_problem(
         api.create("dekal", {"players": [{"name": "Ada"}, {}]}), 429, "too_many_waiting_matches"
     )
 
@@ -183,7 +176,7 @@ def test_a_rematch_counts_its_bots_against_whoever_asked_for_it(strict):
     first = api.create("dekal", bots).json()
     assert api.abort("dekal", first["id"], first["seats"][0]["token"]).status_code == 200
     assert api.create("dekal", bots).status_code == 201  # 2 live bot seats: the cap
-    refused(
+    assert_problem(
         api.rematch("dekal", first["id"], first["seats"][0]["token"]), 429, "bot_seats_exceeded"
     )
 
@@ -197,7 +190,7 @@ def test_a_bot_seated_by_a_joiner_is_charged_to_the_joiner(strict):
     assert joiner.http.post(url + "1", json={"bot": "random"}).status_code == 201
     assert joiner.http.post(url + "2", json={"bot": "random"}).status_code == 201
     over = joiner.http.post(url + "3", json={"bot": "random"})
-    refused(over, 429, "bot_seats_exceeded")
+    assert_problem(over, 429, "bot_seats_exceeded")
     assert joiner_address not in over.text and "2001:db8" not in over.text
     # the creator's own cap is untouched by the joiner's bots
     mine = {"players": [{"name": "Ada"}, {"bot": "random"}, {"bot": "random"}]}
@@ -209,7 +202,7 @@ def test_a_refused_bot_seat_does_not_name_the_address_it_counted(strict):
     api = client(strict, forwarded)
     body = {"players": [{"name": "Ada"}, {"bot": "random"}, {"bot": "random"}, {"bot": "random"}]}
     over = api.create("dekal", body)
-    refused(over, 429, "bot_seats_exceeded")
+    assert_problem(over, 429, "bot_seats_exceeded")
     assert forwarded not in over.text
 
 
@@ -222,7 +215,7 @@ def test_a_refused_rematch_is_not_announced(strict):
     api.abort("dekal", created["id"], created["seats"][0]["token"])
     for _ in range(2):  # the waiting cap: 2
         assert api.create("dekal", {"players": [{"name": "Ada"}, {}]}).status_code == 201
-    refused(
+    assert_problem(
         api.rematch("dekal", created["id"], created["seats"][0]["token"]),
         429,
         "too_many_waiting_matches",
@@ -240,7 +233,7 @@ def test_a_rematch_seat_given_back_stays_reserved_for_its_player(api):
     api.abort("dekal", old, ada)
     taken = api.rematch("dekal", old, ada).json()
     assert api.leave("dekal", taken["id"], taken["seat"], taken["token"]).status_code == 200
-    refused(api.join("dekal", taken["id"], taken["seat"], "Mallory"), 409, "seat_reserved")
+    assert_problem(api.join("dekal", taken["id"], taken["seat"], "Mallory"), 409, "seat_reserved")
     again = api.rematch("dekal", old, ada)
     assert again.status_code == 201, again.text
     assert again.json()["seat"] == taken["seat"]

@@ -12,14 +12,14 @@ import pytest
 import requests
 
 from service.store.embedded import free_port
-from tests.server.test_cli import interrupt, start
+from tests.support.servers import interrupt, start_serve
 
 
 @pytest.fixture(scope="module")
 def served(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     env = {**os.environ, "REDIS_URL": redis_url, "LUDOTHEQUE_RATE_LIMITS": "0"}
     port = free_port()
-    process = start(tmp_path_factory.mktemp("serve") / "data", port, env, workers=1)
+    process = start_serve(tmp_path_factory.mktemp("serve") / "data", port, env, workers=1)
     yield f"http://127.0.0.1:{port}"
     interrupt(process)
 

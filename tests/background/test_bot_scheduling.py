@@ -16,19 +16,19 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
 import redis
-import requests
 
 from service.background.scheduler import LEASES, READY_BOTS, READY_PEOPLE, live_key
 from service.domain.matches import Matches
 from service.store.embedded import EmbeddedRedis, free_port
 from service.store.matches import match_key
-from tests.conftest import LiveServer
+from tests.support.problems import assert_problem
+from tests.support.servers import LiveServer, create_from, url_of
 
 GAME = "dekal"
 BOTS = {"players": [{"bot": "random"}, {"bot": "random"}]}
@@ -48,29 +48,19 @@ def private_redis(module_redis: str) -> Iterator[redis.Redis]:
         yield client
 
 
-def serve(redis_client: redis.Redis, **config: object) -> LiveServer:
-    url = "redis://{host}:{port}/0".format(**redis_client.connection_pool.connection_kwargs)
-    return LiveServer({"REDIS_URL": url, "TRUSTED_PROXIES": 1, **config})
+def serve(
+    live_server: Callable[..., LiveServer], redis_client: redis.Redis, **config: object
+) -> LiveServer:
+    return live_server(REDIS_URL=url_of(redis_client), TRUSTED_PROXIES=1, **config)
 
 
 @pytest.fixture
-def server(private_redis) -> Iterator[LiveServer]:
-    live = serve(private_redis)
-    yield live
-    live.stop()
-
-
-def create(server: LiveServer, address: str, body: dict) -> requests.Response:
-    return server.http.post(
-        server.url(f"/v1/games/{GAME}/matches"),
-        json=body,
-        headers={"X-Forwarded-For": address},
-        timeout=30,
-    )
+def server(live_server: Callable[..., LiveServer], private_redis: redis.Redis) -> LiveServer:
+    return serve(live_server, private_redis)
 
 
 def created(server: LiveServer, address: str, body: dict) -> str:
-    answer = create(server, address, body)
+    answer = create_from(server, address, GAME, body)
     assert answer.status_code == 201, answer.text
     return answer.json()["id"]
 
@@ -117,64 +107,56 @@ def test_matches_of_one_address_take_turns_whatever_their_turns_came_due(server)
     assert all(a != b for a, b in pairwise(served))
 
 
-def test_a_match_whose_bot_budget_is_spent_gets_random_moves(private_redis):
-    server = serve(private_redis, BOT_MATCH_BUDGET_S=0.05)
-    try:
-        match_id = created(server, "198.51.100.7", {"players": [{"bot": "mcts"}] * 2})
-        matches = matches_of(server)
-        rng = random.Random(3)
-        for _ in range(6):
-            assert matches.scheduler.claim(time.time(), 30) == match_id
-            # one second of thinking per move, were the match's budget not spent
-            assert matches.play_server_turn(match_id, 1.0, rng)
-            matches.scheduler.release(match_id)
-        stored = matches.store.load(match_id)
-        assert stored.version == 7
-        # the first move thought for what was left (0.05 s), the others were random
-        assert 0.04 <= stored.match["bot_time_s"] < 0.5, stored.match["bot_time_s"]
-    finally:
-        server.stop()
+def test_a_match_whose_bot_budget_is_spent_gets_random_moves(private_redis, live_server):
+    server = serve(live_server, private_redis, BOT_MATCH_BUDGET_S=0.05)
+    match_id = created(server, "198.51.100.7", {"players": [{"bot": "mcts"}] * 2})
+    matches = matches_of(server)
+    rng = random.Random(3)
+    for _ in range(6):
+        assert matches.scheduler.claim(time.time(), 30) == match_id
+        # one second of thinking per move, were the match's budget not spent
+        assert matches.play_server_turn(match_id, 1.0, rng)
+        matches.scheduler.release(match_id)
+    stored = matches.store.load(match_id)
+    assert stored.version == 7
+    # the first move thought for what was left (0.05 s), the others were random
+    assert 0.04 <= stored.match["bot_time_s"] < 0.5, stored.match["bot_time_s"]
 
 
-def test_live_bot_seats_are_capped_per_creating_address(private_redis):
-    server = serve(private_redis, BOT_SEATS_PER_ADDRESS=3)
-    try:
-        first = created(server, "198.51.100.7", {"players": [{"bot": "random"}] * 2})
-        waiting = created(server, "198.51.100.7", {"players": [{"bot": "random"}, {}, {}]})
-        refused = create(server, "198.51.100.7", BOTS)
-        assert refused.status_code == 429
-        assert refused.headers["Content-Type"] == "application/problem+json"
-        assert int(refused.headers["Retry-After"]) > 0
-        assert refused.json()["code"] == "bot_seats_exceeded"
-        # an open seat given to a bot counts against the joiner who gave it, not
-        # against the match's creator (issue 31, point 6)
-        join = server.http.post(
-            server.url(f"/v1/games/{GAME}/matches/{waiting}/seats/1"),
-            json={"bot": "random"},
-            headers={"X-Forwarded-For": "203.0.113.9"},
-        )
-        assert join.status_code == 201, join.text
-        assert private_redis.zcard(live_key("203.0.113.9")) == 1
-        assert private_redis.zcard(live_key("198.51.100.7")) == 3
-        # a person still joins, and another address still gets its bots
-        joined = server.http.post(
-            server.url(f"/v1/games/{GAME}/matches/{waiting}/seats/2"), json={"name": "Bob"}
-        )
-        assert joined.status_code == 201
-        assert create(server, "203.0.113.9", BOTS).status_code == 201
-        # once a match is over, its bot seats no longer count
-        matches = matches_of(server)
-        url = server.url(f"/v1/games/{GAME}/matches/{first}")
-        for _ in range(100):
-            if server.http.get(url).json()["status"] == "finished":
-                break
-            serve_turns(matches, 20)
-        assert server.http.get(url).json()["status"] == "finished"
-        assert private_redis.zscore(READY_BOTS, first) is None
-        assert private_redis.zcard(live_key("198.51.100.7")) == 1
-        assert create(server, "198.51.100.7", BOTS).status_code == 201
-    finally:
-        server.stop()
+def test_live_bot_seats_are_capped_per_creating_address(private_redis, live_server):
+    server = serve(live_server, private_redis, BOT_SEATS_PER_ADDRESS=3)
+    first = created(server, "198.51.100.7", {"players": [{"bot": "random"}] * 2})
+    waiting = created(server, "198.51.100.7", {"players": [{"bot": "random"}, {}, {}]})
+    refused = create_from(server, "198.51.100.7", GAME, BOTS)
+    assert_problem(refused, 429, "bot_seats_exceeded")
+    assert int(refused.headers["Retry-After"]) > 0
+    # an open seat given to a bot counts against the joiner who gave it, not
+    # against the match's creator (issue 31, point 6)
+    join = server.http.post(
+        server.url(f"/v1/games/{GAME}/matches/{waiting}/seats/1"),
+        json={"bot": "random"},
+        headers={"X-Forwarded-For": "203.0.113.9"},
+    )
+    assert join.status_code == 201, join.text
+    assert private_redis.zcard(live_key("203.0.113.9")) == 1
+    assert private_redis.zcard(live_key("198.51.100.7")) == 3
+    # a person still joins, and another address still gets its bots
+    joined = server.http.post(
+        server.url(f"/v1/games/{GAME}/matches/{waiting}/seats/2"), json={"name": "Bob"}
+    )
+    assert joined.status_code == 201
+    assert create_from(server, "203.0.113.9", GAME, BOTS).status_code == 201
+    # once a match is over, its bot seats no longer count
+    matches = matches_of(server)
+    url = server.url(f"/v1/games/{GAME}/matches/{first}")
+    for _ in range(100):
+        if server.http.get(url).json()["status"] == "finished":
+            break
+        serve_turns(matches, 20)
+    assert server.http.get(url).json()["status"] == "finished"
+    assert private_redis.zscore(READY_BOTS, first) is None
+    assert private_redis.zcard(live_key("198.51.100.7")) == 1
+    assert create_from(server, "198.51.100.7", GAME, BOTS).status_code == 201
 
 
 def test_a_dead_workers_turn_is_taken_over_and_the_queue_is_left_empty(server, private_redis):

@@ -3,7 +3,6 @@ Redis, exactly once per turn, even when a worker dies mid-turn."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 
@@ -13,8 +12,11 @@ from service.background.scheduler import LEASES, READY_BOTS, READY_PEOPLE, TIMER
 from service.background.worker import Worker
 from service.domain.matches import Matches
 from service.store.matches import match_key
-from tests.http.test_api import assert_problem, replay_from_log
 from tests.support.client import ApiClient
+from tests.support.matches import replay_from_log
+from tests.support.problems import assert_problem
+from tests.support.servers import bot_workers
+from tests.support.waiting import wait_until
 
 GAME = "dekal"
 
@@ -32,25 +34,8 @@ def matches(live) -> Matches:
 @pytest.fixture
 def workers(matches) -> Iterator[list[Worker]]:
     """Two workers in threads, sharing the due set as two processes would."""
-    pool = [Worker(matches, budget_s=0.01, idle_s=0.01) for _ in range(2)]
-    threads = [threading.Thread(target=w.run, daemon=True) for w in pool]
-    for thread in threads:
-        thread.start()
-    yield pool
-    for worker in pool:
-        worker.stopping.set()
-    for thread in threads:
-        thread.join(timeout=10)
-
-
-def wait_until(predicate, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("timed out")
+    with bot_workers(matches, count=2) as pool:
+        yield pool
 
 
 def test_bots_fill_seats_and_a_match_of_bots_plays_itself_out(api, workers, redis_client):
@@ -126,17 +111,11 @@ def test_a_turn_is_played_once_even_if_its_worker_dies(api, matches, redis_clien
     while matches.scheduler.claim(time.time(), 1.0) != match_id:
         pass
     leased_until = redis_client.zscore(LEASES, match_id)
-    survivor = Worker(matches, budget_s=0.01, idle_s=0.01)
-    thread = threading.Thread(target=survivor.run, daemon=True)
-    thread.start()
-    try:
+    with bot_workers(matches):  # the survivor
         wait_until(lambda: int(redis_client.hget(match_key(match_id), "v")) == version + 1)
         assert time.time() >= leased_until, "nobody plays a leased turn before the lease ends"
         time.sleep(0.3)
         assert int(redis_client.hget(match_key(match_id), "v")) == version + 1, "played once"
-    finally:
-        survivor.stopping.set()
-        thread.join(timeout=10)
 
 
 def test_turn_clock_plays_a_random_move_for_a_late_seat(api, workers, redis_client):

@@ -11,8 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -20,14 +18,14 @@ import pytest
 
 from engines.core import redact_events
 from service.background import outbound, webhooks
-from service.background.webhooks import Deliverer, DeliverySettings
-from service.background.worker import Worker
+from service.background.webhooks import DeliverySettings
 from service.store.matches import log_key
-from tests.background.test_bots import wait_until
 from tests.contract.conformance import component, errors
-from tests.http.test_api import assert_problem
 from tests.support.client import ApiClient
+from tests.support.problems import assert_problem
 from tests.support.receivers import BotServer, WebhookReceiver
+from tests.support.servers import bot_workers
+from tests.support.waiting import wait_until
 
 GAME = "dekal"
 LOOPBACK = "http,127.0.0.0/8,::1"
@@ -39,22 +37,9 @@ def api(live) -> ApiClient:
     return ApiClient(live.base, live.http)
 
 
-@contextmanager
-def running(matches, settings: DeliverySettings = FAST, bots: int = 2) -> Iterator[None]:
+def running(matches, settings: DeliverySettings = FAST, bots: int = 2):
     """Bot workers and a webhook deliverer in threads, as worker processes run them."""
-    stopping = threading.Event()
-    pool = [Worker(matches, budget_s=0.01, idle_s=0.01, stopping=stopping) for _ in range(bots)]
-    deliverer = Deliverer(matches, settings)
-    threads = [threading.Thread(target=w.run, daemon=True) for w in pool]
-    threads.append(threading.Thread(target=deliverer.run, args=(stopping, 0.01), daemon=True))
-    for thread in threads:
-        thread.start()
-    try:
-        yield
-    finally:
-        stopping.set()
-        for thread in threads:
-            thread.join(timeout=15)
+    return bot_workers(matches, count=bots, deliveries=settings)
 
 
 def log_of(redis_client, match_id: str) -> list[dict]:
@@ -610,9 +595,9 @@ def test_outbound_calls_per_process_are_capped(loopback_allowed, monkeypatch):
 def test_a_rematch_keeps_the_http_bot_and_the_webhook(
     api, matches, redis_client, loopback_allowed
 ):
-    from tests.http.test_lifecycle import Lifecycle
+    from tests.support.client import ApiClient
 
-    life = Lifecycle(api.base, api.http)
+    life = ApiClient(api.base, api.http)
     bot, receiver = BotServer("good"), WebhookReceiver()
     try:
         created = api.create(

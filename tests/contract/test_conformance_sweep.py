@@ -25,8 +25,9 @@ import jsonschema_rs
 import pytest
 import requests
 
-from tests.conftest import LiveServer
 from tests.contract.conformance import contract, operation
+from tests.support.servers import STORE_DOWN
+from tests.support.streams import text_events
 
 METHODS = ["get", "put", "post", "delete", "patch"]
 # Headers of HTTP itself, which no operation documents.
@@ -171,11 +172,7 @@ class Recorder:
                     content += chunk
             except requests.exceptions.ConnectionError:
                 pass  # a live match's stream goes on: what came first will do
-            events = [
-                json.loads(line[len("data: ") :])
-                for line in content.decode().splitlines()
-                if line.startswith("data: ")
-            ]
+            events = [data for _, data in text_events(content.decode())]
         else:
             content = answer.content
         answer.close()
@@ -443,31 +440,20 @@ def test_every_answer_of_the_sweep_is_documented(swept):
     assert {200, 201, 304, 400, 401, 403, 404, 405, 409, 412, 413, 422} <= codes, codes
 
 
-def test_every_operation_answers_429_as_documented(redis_url):
-    server = LiveServer(
-        {
-            "REDIS_URL": redis_url,
-            "RATELIMIT_ENABLED": True,
-            "RATE_LIMIT_PER_ADDRESS": "1/hour",
-            "RATE_LIMIT_PER_TOKEN": "1/hour",
-        }
+def test_every_operation_answers_429_as_documented(live_server):
+    server = live_server(
+        RATELIMIT_ENABLED=True, RATE_LIMIT_PER_ADDRESS="1/hour", RATE_LIMIT_PER_TOKEN="1/hour"
     )
-    try:
-        rec = Recorder(server.base)
-        sweep(rec, with_tables=False)
-    finally:
-        server.stop()
+    rec = Recorder(server.base)
+    sweep(rec, with_tables=False)
     report(rec)
     assert sum(e.status == 429 for e in rec.exchanges) > len(rec.exchanges) * 0.9
 
 
-def test_every_operation_answers_503_as_documented_when_the_store_is_down():
-    server = LiveServer({"REDIS_URL": "redis://127.0.0.1:1/0"})
-    try:
-        rec = Recorder(server.base)
-        sweep(rec, with_tables=False)
-    finally:
-        server.stop()
+def test_every_operation_answers_503_as_documented_when_the_store_is_down(live_server):
+    server = live_server(REDIS_URL=STORE_DOWN)
+    rec = Recorder(server.base)
+    sweep(rec, with_tables=False)
     report(rec)
     assert any(e.status == 503 for e in rec.exchanges)
 

@@ -9,30 +9,24 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import requests
 
 from engines import GAMES
 from engines.ai import choose_action
-from service.background.worker import Worker
-from tests.conftest import LiveServer
+from tests.support.servers import LiveServer, bot_workers
 
 DEADLINE_S = 900  # a bound, not a measure: the match takes far less
 
 
 @pytest.fixture
-def server_with_bots(redis_url: str) -> Iterator[LiveServer]:
+def server_with_bots(live_server: Callable[..., LiveServer]) -> Iterator[LiveServer]:
     """The app with its default rate limits, and a bot worker."""
-    server = LiveServer({"REDIS_URL": redis_url, "RATELIMIT_ENABLED": True})
-    worker = Worker(server.app.extensions["ludotheque.matches"], budget_s=0.01, idle_s=0.01)
-    thread = threading.Thread(target=worker.run, daemon=True)
-    thread.start()
-    yield server
-    worker.stopping.set()
-    thread.join(timeout=10)
-    server.stop()
+    server = live_server(RATELIMIT_ENABLED=True)
+    with bot_workers(server.matches):
+        yield server
 
 
 def greedy(game: str, rng: random.Random):

@@ -39,7 +39,7 @@ import requests
 import yaml
 
 from service.cli import check_settings
-from tests.conftest import LiveServer
+from tests.support.servers import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "ludotheque"

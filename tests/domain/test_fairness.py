@@ -25,9 +25,10 @@ from service.domain.fairness import commitment, verify
 from service.domain.signing import from_pem, new_pem, sign
 from service.http.api import game_schemas, record_schema
 from service.store.matches import match_key
-from tests.conftest import LiveServer
 from tests.engines.conformance import new_match
 from tests.support.client import ApiClient
+from tests.support.matches import play_out
+from tests.support.problems import assert_problem
 
 GAME_NAMES = sorted(GAMES)
 OPTIONS = {"ducale": {"target_score": 1}}
@@ -40,12 +41,6 @@ def body(game: str, players: list[dict[str, Any]], **extra: Any) -> dict[str, An
     if game in OPTIONS:
         found["options"] = OPTIONS[game]
     return found
-
-
-def assert_problem(response, status: int, code: str) -> None:
-    assert response.status_code == status, response.text
-    assert response.headers["Content-Type"] == "application/problem+json"
-    assert response.json()["code"] == code
 
 
 def record_url(api: ApiClient, game: str, match_id: str) -> str:
@@ -331,19 +326,12 @@ def lifecycle(api: ApiClient, game: str, match_id: str, what: str, token: str) -
     assert answer.status_code == 200, answer.text
 
 
-def play_moves(api: ApiClient, game: str, match_id: str, tokens: list[str], moves: int) -> None:
-    for _ in range(moves):
-        seat = api.get(game, match_id).json()["to_act"][0]
-        actions = api.legal(game, match_id, tokens[seat]).json()["actions"]
-        assert api.act(game, match_id, tokens[seat], actions[0]).status_code == 200
-
-
 def ended_early_record(api: ApiClient, names: list[str], endings: list[tuple[str, int]]) -> Any:
     """The record of a Dékal match whose seats played two moves, then ended
     as ``endings`` say (("resign" or "abort", seat), in order)."""
     created = api.create("dekal", body("dekal", [{"name": name} for name in names])).json()
     tokens = [seat["token"] for seat in created["seats"]]
-    play_moves(api, "dekal", created["id"], tokens, 2)
+    play_out(api, "dekal", created["id"], tokens, moves=2)
     for what, seat in endings:
         lifecycle(api, "dekal", created["id"], what, tokens[seat])
     answer = api.http.get(record_url(api, "dekal", created["id"]))
@@ -547,19 +535,16 @@ def test_an_abort_after_a_move_the_clock_played_is_legal_and_says_so(live, redis
     assert any("abort after a person's action" in p for p in problems)
 
 
-def test_a_deployment_signs_with_the_key_file_it_supplies(redis_url, tmp_path):
+def test_a_deployment_signs_with_the_key_file_it_supplies(live_server, redis_url, tmp_path):
     path = tmp_path / "record-key.pem"
     path.write_bytes(new_pem())
-    server = LiveServer({"REDIS_URL": redis_url, "RECORD_KEY_FILE": str(path)})
-    try:
-        api = ApiClient(server.base, server.http)
-        published = server.http.get(server.url("/v1/record-key")).json()
-        assert published == from_pem(path.read_bytes()).published()
-        record = ended_early_record(api, ["Ada", "Bob"], [("resign", 0)])
-        assert record["signature"]["key_id"] == published["key_id"]
-        assert verify(record, bytes.fromhex(published["public_key"])) == []
-    finally:
-        server.stop()
+    server = live_server(RECORD_KEY_FILE=str(path))
+    api = ApiClient(server.base, server.http)
+    published = server.http.get(server.url("/v1/record-key")).json()
+    assert published == from_pem(path.read_bytes()).published()
+    record = ended_early_record(api, ["Ada", "Bob"], [("resign", 0)])
+    assert record["signature"]["key_id"] == published["key_id"]
+    assert verify(record, bytes.fromhex(published["public_key"])) == []
     path.write_text("not a key", encoding="utf-8")
     with pytest.raises(RuntimeError, match="LUDOTHEQUE_RECORD_KEY_FILE"):
         create_app({"REDIS_URL": redis_url, "RECORD_KEY_FILE": str(path)})

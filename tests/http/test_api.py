@@ -12,11 +12,12 @@ import orjson
 import pytest
 
 from engines import GAMES
-from service.domain.matches import engine_options
 from service.store.matches import log_key, match_key
-from tests.conftest import LiveServer
-from tests.engines.conformance import new_match
 from tests.support.client import ApiClient
+from tests.support.matches import create_match, play_out, replay_from_log
+from tests.support.problems import assert_problem
+from tests.support.servers import STORE_DOWN
+from tests.support.waiting import wait_until
 
 GAME = "dekal"
 
@@ -24,23 +25,6 @@ GAME = "dekal"
 @pytest.fixture
 def api(live) -> ApiClient:
     return ApiClient(live.base, live.http)
-
-
-def new(api: ApiClient, players=2, seed=1, **extra):
-    body = {"players": [{"name": f"P{i}"} for i in range(players)], "seed": seed, **extra}
-    created = api.create(GAME, body)
-    assert created.status_code == 201, created.text
-    match = created.json()
-    return match["id"], [s["token"] for s in match["seats"]]
-
-
-def assert_problem(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.text
-    assert response.headers["Content-Type"] == "application/problem+json"
-    body = response.json()
-    assert body["code"] == code and body["status"] == status
-    assert body["type"].endswith(code) and body["title"] and body["detail"]
-    return body
 
 
 def first_legal(api, match_id, token):
@@ -71,8 +55,8 @@ def test_create_gives_tokens_to_named_seats_only_and_only_once(api):
 
 
 def test_a_match_replays_from_its_seed(api):
-    one, _ = new(api, players=3, seed=42)
-    two, _ = new(api, players=3, seed=42)
+    one, _ = create_match(api, GAME, 3, seed=42)
+    two, _ = create_match(api, GAME, 3, seed=42)
     assert api.get(GAME, one).json()["view"] == api.get(GAME, two).json()["view"]
 
 
@@ -152,7 +136,7 @@ def test_every_json_body_is_read_whatever_its_declared_type(api, content_type):
 
 
 def test_deeply_nested_json_is_refused_not_crashed(api):
-    match_id, tokens = new(api)
+    match_id, tokens = create_match(api, GAME, seed=1)
     for payload in (b"[" * 5000 + b"]" * 5000, b'{"a":' * 3000 + b"1" + b"}" * 3000):
         for url in (
             f"{api.base}/v1/games/{GAME}/matches",
@@ -183,7 +167,7 @@ def test_unknown_game_match_and_route_are_404(api):
 
 
 def test_a_match_is_only_found_under_its_own_game(api):
-    match_id, _ = new(api)
+    match_id, _ = create_match(api, GAME, seed=1)
     other = next(name for name in GAMES if name != GAME) if len(GAMES) > 1 else None
     if other:
         assert_problem(api.get(other, match_id), 404, "match_not_found")
@@ -195,13 +179,13 @@ def test_wrong_method_is_405(api):
 
 
 def test_tokens_missing_malformed_or_wrong(api):
-    match_id, tokens = new(api)
+    match_id, tokens = create_match(api, GAME, seed=1)
     assert_problem(api.legal(GAME, match_id, None), 401, "token_required")
     action = first_legal(api, match_id, tokens[0])
     assert_problem(api.act(GAME, match_id, None, action), 401, "token_required")
     assert_problem(api.act(GAME, match_id, "forged", action), 403, "invalid_token")
     assert_problem(api.get(GAME, match_id, "forged"), 403, "invalid_token")
-    _, other_tokens = new(api)
+    _, other_tokens = create_match(api, GAME, seed=1)
     assert_problem(api.get(GAME, match_id, other_tokens[0]), 403, "invalid_token")
     bad_scheme = api.http.get(
         f"{api.base}/v1/games/{GAME}/matches/{match_id}", headers={"Authorization": "Basic eDp5"}
@@ -210,7 +194,7 @@ def test_tokens_missing_malformed_or_wrong(api):
 
 
 def test_invalid_actions_are_422_invalid_request(api):
-    match_id, tokens = new(api)
+    match_id, tokens = create_match(api, GAME, seed=1)
     for action in (
         {"type": "fly"},
         {"row": 0, "col": 0},
@@ -226,7 +210,7 @@ def test_invalid_actions_are_422_invalid_request(api):
 
 
 def test_illegal_move_is_422_with_a_reason_and_changes_nothing(api, redis_client):
-    match_id, tokens = new(api)
+    match_id, tokens = create_match(api, GAME, seed=1)
     before = redis_client.hget(match_key(match_id), "d")
     response = api.act(GAME, match_id, tokens[0], {"type": "take", "value": 5, "from": "left"})
     body = assert_problem(response, 422, "illegal_action")
@@ -235,7 +219,7 @@ def test_illegal_move_is_422_with_a_reason_and_changes_nothing(api, redis_client
 
 
 def test_not_your_turn_is_409(api):
-    match_id, tokens = new(api)
+    match_id, tokens = create_match(api, GAME, seed=1)
     api.act(GAME, match_id, tokens[0], first_legal(api, match_id, tokens[0]))
     # seat 0 has chosen: it may not choose again before everyone has
     response = api.act(GAME, match_id, tokens[0], {"type": "reveal", "row": 3, "col": 3})
@@ -266,7 +250,7 @@ def test_join_open_seats_then_the_match_starts(api):
 
 # -- versions -----------------------------------------------------------------
 def test_etag_is_the_version_and_viewer_and_if_none_match_gives_304(api):
-    match_id, tokens = new(api)
+    match_id, tokens = create_match(api, GAME, seed=1)
     first = api.get(GAME, match_id, tokens[0])
     etag = first.headers["ETag"]
     assert etag == f'"{first.json()["version"]}-s0"'
@@ -278,7 +262,7 @@ def test_etag_is_the_version_and_viewer_and_if_none_match_gives_304(api):
 
 
 def test_if_match_refuses_a_stale_version_with_412(api):
-    match_id, tokens = new(api)
+    match_id, tokens = create_match(api, GAME, seed=1)
     version = api.get(GAME, match_id).json()["version"]
     api.act(GAME, match_id, tokens[1], first_legal(api, match_id, tokens[1]))
     stale = api.act(
@@ -303,7 +287,7 @@ def test_if_match_refuses_a_stale_version_with_412(api):
 
 
 def test_idempotency_key_returns_the_first_answer(api, redis_client):
-    match_id, tokens = new(api)
+    match_id, tokens = create_match(api, GAME, seed=1)
     action = first_legal(api, match_id, tokens[0])
     first = api.act(GAME, match_id, tokens[0], action, Idempotency_Key="k-1")
     again = api.act(GAME, match_id, tokens[0], action, Idempotency_Key="k-1")
@@ -325,21 +309,9 @@ def test_idempotency_key_returns_the_first_answer(api, redis_client):
 
 
 # -- store --------------------------------------------------------------------
-def replay_from_log(redis_client, match_id: str):
-    match = orjson.loads(redis_client.hget(match_key(match_id), "d"))
-    game = GAMES[match["game"]]
-    state = game.setup(engine_options(match["options"]), len(match["seats"]), match["seed"])
-    entries = redis_client.xrange(log_key(match_id), "-", "+")
-    actions = [orjson.loads(f[b"e"]) for _, f in entries]
-    for event in actions:
-        if event["type"] == "action":
-            game.apply(state, event["seat"], event["action"])
-    return match, state, actions
-
-
 def test_racing_threads_apply_every_accepted_action_exactly_once(api, live, redis_client):
     """8 threads, each playing as fast as it can on one 6-player match."""
-    match_id, tokens = new(api, players=6, seed=11)
+    match_id, tokens = create_match(api, GAME, 6, seed=11)
     accepted: list[int] = []
     errors: list[str] = []
 
@@ -375,40 +347,25 @@ def test_racing_threads_apply_every_accepted_action_exactly_once(api, live, redi
     assert GAMES[GAME].outcome(state) is not None
 
 
-def test_finished_matches_expire_after_the_configured_ttl(redis_url, redis_client):
-    server = LiveServer({"REDIS_URL": redis_url, "FINISHED_TTL": 1, "IDLE_TTL": 600})
-    try:
-        api = ApiClient(server.base)
-        match_id, tokens = new(api, seed=5)
-        assert 590 <= redis_client.ttl(match_key(match_id)) <= 600
-        game = GAMES[GAME]
-        state = new_match(game, 2, 5)
-        rng = random.Random(0)
-        while game.to_act(state):
-            seat = game.to_act(state)[0]
-            action = rng.choice(game.legal_actions(state, seat))
-            assert api.act(GAME, match_id, tokens[seat], action).status_code == 200
-            game.apply(state, seat, action)
-        assert api.get(GAME, match_id).json()["status"] == "finished"
-        assert redis_client.ttl(match_key(match_id)) <= 1
-        assert redis_client.ttl(log_key(match_id)) <= 1
-        time.sleep(1.5)
-        assert_problem(api.get(GAME, match_id), 404, "match_not_found")
-        assert not redis_client.exists(log_key(match_id))
-    finally:
-        server.stop()
+def test_finished_matches_expire_after_the_configured_ttl(live_server, redis_client):
+    api = ApiClient(live_server(FINISHED_TTL=1, IDLE_TTL=600).base)
+    match_id, tokens = create_match(api, GAME, seed=5)
+    assert 590 <= redis_client.ttl(match_key(match_id)) <= 600
+    assert play_out(api, GAME, match_id, tokens)["status"] == "finished"
+    assert redis_client.ttl(match_key(match_id)) <= 1
+    assert redis_client.ttl(log_key(match_id)) <= 1
+    wait_until(lambda: not redis_client.exists(match_key(match_id)), timeout=3)
+    assert_problem(api.get(GAME, match_id), 404, "match_not_found")
+    assert not redis_client.exists(log_key(match_id))
 
 
-def test_health_and_readiness_probes(api, redis_url):
+def test_health_and_readiness_probes(api, live_server):
     assert api.http.get(f"{api.base}/healthz").json() == {"status": "ok"}
     assert api.http.get(f"{api.base}/readyz").json() == {"status": "ready"}
-    down = LiveServer({"REDIS_URL": "redis://127.0.0.1:1/0"})
-    try:
-        assert down.http.get(down.url("/healthz")).status_code == 200
-        assert_problem(down.http.get(down.url("/readyz")), 503, "store_unavailable")
-        assert_problem(ApiClient(down.base).get(GAME, "0" * 32), 503, "store_unavailable")
-    finally:
-        down.stop()
+    down = live_server(REDIS_URL=STORE_DOWN)
+    assert down.http.get(down.url("/healthz")).status_code == 200
+    assert_problem(down.http.get(down.url("/readyz")), 503, "store_unavailable")
+    assert_problem(ApiClient(down.base).get(GAME, "0" * 32), 503, "store_unavailable")
 
 
 def test_hooks_and_views_run_as_flask_runs_them(live):

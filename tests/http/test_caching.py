@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from service.http.api import answer_etag
-from tests.conftest import LiveServer
 from tests.support.client import ApiClient
+from tests.support.problems import assert_problem
 
 GAME = "ducale"
 
@@ -82,7 +82,7 @@ def test_if_none_match_is_answered_only_once_the_token_is_checked(api):
     tag = api.get(GAME, match_id, tokens[0]).headers["ETag"]
     for guess in (tag, "*"):
         wrong = api.get(GAME, match_id, "not-a-token", **{"If-None-Match": guess})
-        assert wrong.status_code == 403 and wrong.json()["code"] == "invalid_token"
+        assert_problem(wrong, 403, "invalid_token")
         malformed = api.http.get(
             f"{api.base}/v1/games/{GAME}/matches/{match_id}",
             headers={"Authorization": "Basic x", "If-None-Match": guess},
@@ -156,17 +156,14 @@ def test_an_answers_etag_is_read_whatever_order_its_keys_take(answer, tag):
     assert answer_etag(orjson.dumps(answer)) == tag
 
 
-def test_with_an_origin_list_answers_vary_by_origin_and_authorization(redis_url):
-    server = LiveServer({"REDIS_URL": redis_url, "CORS_ORIGINS": ["https://play.example"]})
-    try:
-        api = ApiClient(server.base, server.http)
-        match_id, tokens = new(api)
-        answer = api.get(GAME, match_id, tokens[0], Origin="https://play.example")
-        varies = [value.strip() for value in answer.headers["Vary"].split(",")]
-        assert sorted(varies) == ["Authorization", "Origin"]
-        assert answer.headers["Access-Control-Allow-Origin"] == "https://play.example"
-    finally:
-        server.stop()
+def test_with_an_origin_list_answers_vary_by_origin_and_authorization(live_server):
+    server = live_server(CORS_ORIGINS=["https://play.example"])
+    api = ApiClient(server.base, server.http)
+    match_id, tokens = new(api)
+    answer = api.get(GAME, match_id, tokens[0], Origin="https://play.example")
+    varies = [value.strip() for value in answer.headers["Vary"].split(",")]
+    assert sorted(varies) == ["Authorization", "Origin"]
+    assert answer.headers["Access-Control-Allow-Origin"] == "https://play.example"
 
 
 def test_a_query_string_is_read_whether_or_not_the_one_before_had_one(api):

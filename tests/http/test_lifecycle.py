@@ -4,50 +4,22 @@ makes no sense (a 409 with a stable code, and Redis left as it was)."""
 
 from __future__ import annotations
 
-import random
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import orjson
 import pytest
 import redis
 
 from engines import GAMES
-from service.background.worker import Worker
 from service.domain.endings import RESIGNED_BOT
 from service.domain.fairness import REVEALED, verify
 from service.store.matches import match_key
-from tests.conftest import LiveServer
+from tests.engines.conformance import new_match
 from tests.support.client import ApiClient
-
-
-class Lifecycle(ApiClient):
-    """The test client, plus the lifecycle routes."""
-
-    def _post(self, game: str, match_id: str, what: str, token: str | None):
-        return self.http.post(
-            f"{self.base}/v1/games/{game}/matches/{match_id}/{what}", headers=self._auth(token)
-        )
-
-    def leave(self, game: str, match_id: str, seat: int, token: str | None):
-        return self.http.delete(
-            f"{self.base}/v1/games/{game}/matches/{match_id}/seats/{seat}",
-            headers=self._auth(token),
-        )
-
-    def resign(self, game: str, match_id: str, token: str | None):
-        return self._post(game, match_id, "resign", token)
-
-    def abort(self, game: str, match_id: str, token: str | None):
-        return self._post(game, match_id, "abort", token)
-
-    def rematch(self, game: str, match_id: str, token: str | None):
-        return self._post(game, match_id, "rematch", token)
-
-    def lobby(self, game: str, **params: Any):
-        return self.http.get(f"{self.base}/v1/games/{game}/matches", params=params)
+from tests.support.matches import create_match, play_out
+from tests.support.problems import assert_problem
+from tests.support.servers import LiveServer
 
 
 def snapshot(client: redis.Redis, game: str, match_id: str) -> tuple:
@@ -61,44 +33,12 @@ def snapshot(client: redis.Redis, game: str, match_id: str) -> tuple:
     )
 
 
-def refused(answer, status: int, code: str) -> None:
-    assert answer.status_code == status, answer.text
-    assert answer.headers["Content-Type"] == "application/problem+json"
-    assert answer.json()["code"] == code
+ADA_BOB = [{"name": "Ada"}, {"name": "Bob"}]
 
 
 @pytest.fixture
-def api(live: LiveServer) -> Lifecycle:
-    return Lifecycle(live.base)
-
-
-@pytest.fixture
-def bots(live: LiveServer):
-    worker = Worker(live.app.extensions["ludotheque.matches"], budget_s=0.01, idle_s=0.01)
-    thread = threading.Thread(target=worker.run, daemon=True)
-    thread.start()
-    yield worker
-    worker.stopping.set()
-    thread.join(timeout=10)
-
-
-def two_players(api: Lifecycle, game: str, **extra: Any) -> tuple[str, list[str]]:
-    created = api.create(game, {"players": [{"name": "Ada"}, {"name": "Bob"}], **extra}).json()
-    return created["id"], [seat["token"] for seat in created["seats"]]
-
-
-def play_one_move(api: Lifecycle, game: str, match_id: str, tokens: list[str]) -> int:
-    """A legal move by some seat to act; which seat it was."""
-    to_act = api.get(game, match_id).json()["to_act"]
-    seat = to_act[0]
-    actions = api.legal(game, match_id, tokens[seat]).json()["actions"]
-    assert api.act(game, match_id, tokens[seat], actions[0]).status_code == 200
-    return seat
-
-
-def new_state(game: str, n_players: int, seed: int) -> dict[str, Any]:
-    options = GAMES[game].options_schema().load({})
-    return GAMES[game].setup(options, n_players, seed)
+def api(live: LiveServer) -> ApiClient:
+    return ApiClient(live.base)
 
 
 # -- leave ---------------------------------------------------------------------
@@ -108,8 +48,8 @@ def test_leaving_before_the_start_opens_the_seat_and_its_token_stops_working(api
     left = api.leave("dekal", match_id, 0, token)
     assert left.status_code == 200, left.text
     assert left.json()["seats"][0] == {"seat": 0, "name": None, "bot": None, "open": True}
-    refused(api.get("dekal", match_id, token), 403, "invalid_token")
-    refused(api.leave("dekal", match_id, 0, token), 403, "invalid_token")
+    assert_problem(api.get("dekal", match_id, token), 403, "invalid_token")
+    assert_problem(api.leave("dekal", match_id, 0, token), 403, "invalid_token")
     listed = [m for m in api.lobby("dekal", limit=50).json()["matches"] if m["id"] == match_id]
     assert listed and listed[0]["open_seats"] == [0, 1, 2]
     events = api.events("dekal", match_id).json()["events"]
@@ -126,7 +66,7 @@ def test_a_left_seat_of_a_full_listed_match_is_listed_again(api):
     joined = api.join("pacal", match_id, 1, "Bob").json()
     assert api.get("pacal", match_id).json()["status"] == "active"
     # started: too late to leave
-    refused(api.leave("pacal", match_id, 1, joined["token"]), 409, "match_started")
+    assert_problem(api.leave("pacal", match_id, 1, joined["token"]), 409, "match_started")
     ids = [m["id"] for m in api.lobby("pacal", limit=50).json()["matches"]]
     assert match_id not in ids
 
@@ -142,9 +82,9 @@ def test_leaving_a_waiting_match_puts_it_back_in_the_lobby(api):
 
 
 def test_leaving_an_active_match_is_refused_and_changes_nothing(api, redis_client):
-    match_id, tokens = two_players(api, "dekal")
+    match_id, tokens = create_match(api, "dekal", ADA_BOB)
     before = snapshot(redis_client, "dekal", match_id)
-    refused(api.leave("dekal", match_id, 0, tokens[0]), 409, "match_started")
+    assert_problem(api.leave("dekal", match_id, 0, tokens[0]), 409, "match_started")
     assert snapshot(redis_client, "dekal", match_id) == before
 
 
@@ -152,12 +92,12 @@ def test_leaving_another_seat_is_forbidden_and_changes_nothing(api, redis_client
     created = api.create("dekal", {"players": [{"name": "Ada"}, {"name": "Bob"}, {}]}).json()
     match_id, bob = created["id"], created["seats"][1]["token"]
     before = snapshot(redis_client, "dekal", match_id)
-    refused(api.leave("dekal", match_id, 0, bob), 403, "not_your_seat")
-    refused(api.leave("dekal", match_id, 0, None), 401, "token_required")
+    assert_problem(api.leave("dekal", match_id, 0, bob), 403, "not_your_seat")
+    assert_problem(api.leave("dekal", match_id, 0, None), 401, "token_required")
     assert snapshot(redis_client, "dekal", match_id) == before
 
 
-def test_leaving_a_match_whose_seed_was_chosen_is_refused(api, redis_client):
+def test_leaving_a_match_whose_seed_was_chosen_is_assert_problem(api, redis_client):
     """A seeded match has every seat taken from the start (a seed is refused
     otherwise); however one of its seats comes to be open (a hand-edited
     store), its other holders cannot leave and let a stranger in."""
@@ -168,7 +108,7 @@ def test_leaving_a_match_whose_seed_was_chosen_is_refused(api, redis_client):
     stored["seats"][1] = {"name": None, "token": None, "bot": None}
     redis_client.hset(match_key(created["id"]), "d", orjson.dumps(stored))
     before = snapshot(redis_client, "dekal", created["id"])
-    refused(
+    assert_problem(
         api.leave("dekal", created["id"], 0, created["seats"][0]["token"]), 409, "seeded_match"
     )
     assert snapshot(redis_client, "dekal", created["id"]) == before
@@ -182,9 +122,9 @@ def unrevealed(outcome: dict) -> dict:
 # -- resign --------------------------------------------------------------------
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_resigning_a_two_player_match_makes_the_other_seat_win(api, game):
-    match_id, tokens = two_players(api, game)
+    match_id, tokens = create_match(api, game, ADA_BOB)
     if GAMES[game].name != "dekal":
-        play_one_move(api, game, match_id, tokens)
+        play_out(api, game, match_id, tokens, moves=1)
     to_act = api.get(game, match_id).json()["to_act"]
     pending = api.legal(game, match_id, tokens[to_act[0]]).json()["actions"][0]
     # the seat that resigns is not to act, when the game lets one wait
@@ -205,62 +145,31 @@ def test_resigning_a_two_player_match_makes_the_other_seat_win(api, game):
         events = api.events(game, match_id, viewer).json()["events"]
         assert [e["seat"] for e in events if e["type"] == "resigned"] == [quitter]
         assert events[-1]["type"] == "match_over" and events[-1]["winners"] == [winner]
-    refused(api.act(game, match_id, tokens[to_act[0]], pending), 409, "match_over")
+    assert_problem(api.act(game, match_id, tokens[to_act[0]], pending), 409, "match_over")
     assert api.legal(game, match_id, tokens[winner]).json()["actions"] == []
 
 
 def test_resigning_a_finished_match_is_refused_and_changes_nothing(api, redis_client):
-    match_id, tokens = two_players(api, "pacal")
+    match_id, tokens = create_match(api, "pacal", ADA_BOB)
     assert api.resign("pacal", match_id, tokens[0]).status_code == 200
     before = snapshot(redis_client, "pacal", match_id)
-    refused(api.resign("pacal", match_id, tokens[1]), 409, "match_over")
-    refused(api.resign("pacal", match_id, tokens[0]), 409, "match_over")
+    assert_problem(api.resign("pacal", match_id, tokens[1]), 409, "match_over")
+    assert_problem(api.resign("pacal", match_id, tokens[0]), 409, "match_over")
     assert snapshot(redis_client, "pacal", match_id) == before
 
 
 def test_resigning_before_the_start_is_refused_and_changes_nothing(api, redis_client):
     created = api.create("ducale", {"players": [{"name": "Ada"}, {}]}).json()
     before = snapshot(redis_client, "ducale", created["id"])
-    refused(
+    assert_problem(
         api.resign("ducale", created["id"], created["seats"][0]["token"]), 409, "match_not_started"
     )
     assert snapshot(redis_client, "ducale", created["id"]) == before
 
 
-def play_out(
-    api: Lifecycle,
-    game: str,
-    match_id: str,
-    tokens: list[str | None],
-    rng: random.Random,
-    due: redis.Redis,
-):
-    """Humans play random legal moves (bots play theirs) until the end."""
-    waiting_since = None
-    for _ in range(5000):
-        match = api.get(game, match_id).json()
-        if match["status"] == "finished":
-            return match
-        humans = [s for s in match["to_act"] if tokens[s] is not None]
-        if not humans:  # the bot worker's turn
-            waiting_since = waiting_since or time.monotonic()
-            assert time.monotonic() - waiting_since < 40, (
-                f"the bot has not moved for 40 s at version {match['version']}; its place "
-                f"in the due set: {due.zscore('ludotheque:due', match_id)} (now {time.time()})"
-            )
-            threading.Event().wait(0.01)
-            continue
-        waiting_since = None
-        seat = rng.choice(humans)
-        actions = api.legal(game, match_id, tokens[seat]).json()["actions"]
-        if actions:
-            api.act(game, match_id, tokens[seat], rng.choice(actions))
-    raise AssertionError("the match did not end")
-
-
 @pytest.mark.parametrize("game", ["dekal", "gaudi"])
 def test_resigning_with_more_players_hands_the_seat_to_a_bot_and_ranks_it_last(
-    api, bots, game, redis_client
+    api, live_bots, game, redis_client
 ):
     names = [{"name": "Ada"}, {"name": "Bob"}, {"name": "Cleo"}]
     created = api.create(game, {"players": names, "options": {}}).json()
@@ -270,12 +179,12 @@ def test_resigning_with_more_players_hands_the_seat_to_a_bot_and_ranks_it_last(
     match = answer.json()
     assert match["status"] == "active" and match["your_seat"] == 1
     assert match["seats"][1]["bot"] == RESIGNED_BOT
-    refused(api.resign(game, match_id, tokens[1]), 409, "seat_resigned")
+    assert_problem(api.resign(game, match_id, tokens[1]), 409, "seat_resigned")
     if 1 in api.get(game, match_id).json()["to_act"]:
         action = api.legal(game, match_id, tokens[0]).json()["actions"] or [{"type": "reveal"}]
-        refused(api.act(game, match_id, tokens[1], action[0]), 409, "seat_resigned")
+        assert_problem(api.act(game, match_id, tokens[1], action[0]), 409, "seat_resigned")
     played = [tokens[0], None, tokens[2]]
-    final = play_out(api, game, match_id, played, random.Random(4), redis_client)
+    final = play_out(api, game, match_id, played, 4)
     outcome = final["outcome"]
     assert outcome["resigned"] == [1] and 1 not in outcome["winners"]
     assert outcome["ranking"][-1] == [1] and outcome["winners"] == outcome["ranking"][0]
@@ -288,7 +197,7 @@ def test_resigning_with_more_players_hands_the_seat_to_a_bot_and_ranks_it_last(
     assert over["ranking"] == outcome["ranking"]
 
 
-def test_the_last_seat_in_wins_when_the_others_resign(api, bots):
+def test_the_last_seat_in_wins_when_the_others_resign(api, live_bots):
     created = api.create(
         "ducale", {"players": [{"name": "Ada"}, {"name": "Bob"}, {"bot": "random"}]}
     ).json()
@@ -302,7 +211,7 @@ def test_the_last_seat_in_wins_when_the_others_resign(api, bots):
 
 # -- abort -----------------------------------------------------------------------
 def test_aborting_before_anyone_acts_ends_with_no_winner(api):
-    match_id, tokens = two_players(api, "gaudi", listed=True)
+    match_id, tokens = create_match(api, "gaudi", ADA_BOB, listed=True)
     answer = api.abort("gaudi", match_id, tokens[1])
     assert answer.status_code == 200, answer.text
     match = answer.json()
@@ -316,7 +225,7 @@ def test_aborting_before_anyone_acts_ends_with_no_winner(api):
     }
     events = api.events("gaudi", match_id).json()["events"]
     assert [e["type"] for e in events[-2:]] == ["aborted", "match_over"]
-    refused(api.abort("gaudi", match_id, tokens[0]), 409, "match_over")
+    assert_problem(api.abort("gaudi", match_id, tokens[0]), 409, "match_over")
 
 
 def test_a_waiting_listed_match_aborted_leaves_the_lobby(api):
@@ -324,13 +233,14 @@ def test_a_waiting_listed_match_aborted_leaves_the_lobby(api):
     assert api.abort("dekal", created["id"], created["seats"][0]["token"]).status_code == 200
     ids = [m["id"] for m in api.lobby("dekal", limit=50).json()["matches"]]
     assert created["id"] not in ids
-    refused(api.join("dekal", created["id"], 1, "Bob"), 409, "match_over")
+    assert_problem(api.join("dekal", created["id"], 1, "Bob"), 409, "match_over")
 
 
-def test_aborting_after_only_bots_acted_is_allowed(api, bots):
+def test_aborting_after_only_bots_acted_is_allowed(api, live_bots):
     body = {"players": [{"bot": "random"}, {"name": "Ada"}]}
     # a seed where the bot's seat starts (the higher card under slot 0 starts)
-    seed = next(s for s in range(100) if GAMES["pacal"].to_act(new_state("pacal", 2, s)) == [0])
+    pacal = GAMES["pacal"]
+    seed = next(s for s in range(100) if pacal.to_act(new_match(pacal, 2, s)) == [0])
     created = api.create("pacal", body | {"seed": seed}).json()
     match_id, token = created["id"], created["seats"][1]["token"]
     for _ in range(500):  # until the bot has moved and it is Ada's turn
@@ -343,20 +253,20 @@ def test_aborting_after_only_bots_acted_is_allowed(api, bots):
 
 
 def test_aborting_after_a_human_move_is_refused_and_changes_nothing(api, redis_client):
-    match_id, tokens = two_players(api, "ducale")
-    play_one_move(api, "ducale", match_id, tokens)
+    match_id, tokens = create_match(api, "ducale", ADA_BOB)
+    play_out(api, "ducale", match_id, tokens, moves=1)
     before = snapshot(redis_client, "ducale", match_id)
-    refused(api.abort("ducale", match_id, tokens[0]), 409, "abort_too_late")
-    refused(api.abort("ducale", match_id, tokens[1]), 409, "abort_too_late")
-    refused(api.abort("ducale", match_id, "not-a-token"), 403, "invalid_token")
+    assert_problem(api.abort("ducale", match_id, tokens[0]), 409, "abort_too_late")
+    assert_problem(api.abort("ducale", match_id, tokens[1]), 409, "abort_too_late")
+    assert_problem(api.abort("ducale", match_id, "not-a-token"), 403, "invalid_token")
     assert snapshot(redis_client, "ducale", match_id) == before
 
 
 # -- rematch ---------------------------------------------------------------------
 def test_a_rematch_of_an_unfinished_match_is_refused_and_changes_nothing(api, redis_client):
-    match_id, tokens = two_players(api, "dekal")
+    match_id, tokens = create_match(api, "dekal", ADA_BOB)
     before = snapshot(redis_client, "dekal", match_id)
-    refused(api.rematch("dekal", match_id, tokens[0]), 409, "match_not_over")
+    assert_problem(api.rematch("dekal", match_id, tokens[0]), 409, "match_not_over")
     assert snapshot(redis_client, "dekal", match_id) == before
 
 
@@ -385,18 +295,19 @@ def test_a_rematch_rotates_the_seats_and_needs_each_holders_acceptance(api):
         (None, "random", False),
         ("Ada", None, False),
     ]
-    refused(api.join("dekal", new, 0, "Mallory"), 409, "seat_reserved")
-    refused(api.rematch("dekal", old, tokens[0]), 409, "rematch_already_accepted")
+    assert_problem(api.join("dekal", new, 0, "Mallory"), 409, "seat_reserved")
+    assert_problem(api.rematch("dekal", old, tokens[0]), 409, "rematch_already_accepted")
     bob = api.rematch("dekal", old, tokens[1]).json()
     assert (bob["id"], bob["seat"], bob["status"]) == (new, 0, "active")
     started = api.get("dekal", new, bob["token"]).json()
     assert started["status"] == "active" and started["your_seat"] == 0
-    refused(api.get("dekal", new, tokens[1]), 403, "invalid_token")  # old tokens hold no seat
+    # old tokens hold no seat
+    assert_problem(api.get("dekal", new, tokens[1]), 403, "invalid_token")
 
 
 def test_two_seats_asking_at_once_get_one_rematch(api):
     for _ in range(5):
-        match_id, tokens = two_players(api, "pacal")
+        match_id, tokens = create_match(api, "pacal", ADA_BOB)
         api.resign("pacal", match_id, tokens[0])
         with ThreadPoolExecutor(2) as pool:
             answers = list(pool.map(lambda t, m=match_id: api.rematch("pacal", m, t), tokens))
@@ -407,12 +318,12 @@ def test_two_seats_asking_at_once_get_one_rematch(api):
 
 
 def test_a_rematch_called_off_by_a_seat_cannot_be_accepted_and_changes_nothing(api, redis_client):
-    match_id, tokens = two_players(api, "gaudi")
+    match_id, tokens = create_match(api, "gaudi", ADA_BOB)
     api.resign("gaudi", match_id, tokens[1])
     ada = api.rematch("gaudi", match_id, tokens[0]).json()
     assert api.abort("gaudi", ada["id"], ada["token"]).json()["outcome"]["ended_by"] == "abort"
     before = snapshot(redis_client, "gaudi", ada["id"]), snapshot(redis_client, "gaudi", match_id)
-    refused(api.rematch("gaudi", match_id, tokens[1]), 409, "match_over")
+    assert_problem(api.rematch("gaudi", match_id, tokens[1]), 409, "match_over")
     after = snapshot(redis_client, "gaudi", ada["id"]), snapshot(redis_client, "gaudi", match_id)
     assert after == before
 
@@ -422,9 +333,9 @@ def test_a_rematch_called_off_by_a_seat_cannot_be_accepted_and_changes_nothing(a
 def test_a_match_ended_early_has_a_record_that_verifies_and_catches_a_changed_ending(api, ending):
     """A resignation or an abort ends a match outside its rules: its record
     holds it (``endings``), and ``verify`` replays it to the same outcome."""
-    match_id, tokens = two_players(api, "dekal")
+    match_id, tokens = create_match(api, "dekal", ADA_BOB)
     if ending == "resign":
-        play_one_move(api, "dekal", match_id, tokens)
+        play_out(api, "dekal", match_id, tokens, moves=1)
     answer = getattr(api, ending)("dekal", match_id, tokens[1])
     assert answer.status_code == 200, answer.text
     record = api.http.get(f"{api.base}/v1/games/dekal/matches/{match_id}/record").json()

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 
-from tests.conftest import LiveServer
-from tests.http.test_lifecycle import Lifecycle
+from tests.support.client import ApiClient
+from tests.support.servers import LiveServer
 
 GAME = "ducale"  # 2 to 6 players: room for every filter; no other test lists it
 
@@ -20,23 +20,22 @@ GAME = "ducale"  # 2 to 6 players: room for every filter; no other test lists it
 def lobby_live(redis_url: str, redis_client: redis.Redis):
     """A server of its own, on a lobby emptied first (other tests list matches too)."""
     redis_client.delete(f"lobby:{{{GAME}}}")
-    server = LiveServer({"REDIS_URL": redis_url})
-    yield server
-    server.stop()
+    with LiveServer({"REDIS_URL": redis_url}) as server:
+        yield server
 
 
 @pytest.fixture
-def api(lobby_live: LiveServer) -> Lifecycle:
-    return Lifecycle(lobby_live.base)
+def api(lobby_live: LiveServer) -> ApiClient:
+    return ApiClient(lobby_live.base)
 
 
-def listed(api: Lifecycle, players: list[dict], **extra) -> dict:
+def listed(api: ApiClient, players: list[dict], **extra) -> dict:
     answer = api.create(GAME, {"players": players, "listed": True, **extra})
     assert answer.status_code == 201, answer.text
     return answer.json()
 
 
-def everything(api: Lifecycle, **params) -> list[dict]:
+def everything(api: ApiClient, **params) -> list[dict]:
     """Every page of the lobby, following the cursor."""
     shown, cursor = [], None
     while True:
@@ -124,19 +123,16 @@ def test_a_match_leaves_the_lobby_when_it_starts_and_when_it_is_aborted(api, red
     assert not [m for m in members if started["id"].encode() in m or aborted["id"].encode() in m]
 
 
-def test_an_expired_match_leaves_the_lobby(redis_url, redis_client):
-    server = LiveServer({"REDIS_URL": redis_url, "WAITING_TTL": 1})
-    try:
-        api = Lifecycle(server.base)
-        gone = listed(api, [{"name": "Ada"}, {}])["id"]
-        assert gone in {m["id"] for m in everything(api)}
-        time.sleep(2.1)
-        assert not redis_client.exists(f"m:{{{gone}}}")
-        assert gone not in {m["id"] for m in everything(api)}
-        members = redis_client.zrange(f"lobby:{{{GAME}}}", 0, -1)
-        assert not [m for m in members if gone.encode() in m]  # swept by the read
-    finally:
-        server.stop()
+def test_an_expired_match_leaves_the_lobby(live_server, redis_client):
+    server = live_server(WAITING_TTL=1)
+    api = ApiClient(server.base)
+    gone = listed(api, [{"name": "Ada"}, {}])["id"]
+    assert gone in {m["id"] for m in everything(api)}
+    time.sleep(2.1)
+    assert not redis_client.exists(f"m:{{{gone}}}")
+    assert gone not in {m["id"] for m in everything(api)}
+    members = redis_client.zrange(f"lobby:{{{GAME}}}", 0, -1)
+    assert not [m for m in members if gone.encode() in m]  # swept by the read
 
 
 def test_fifty_racing_joins_for_the_last_seat_have_one_winner_each(api):

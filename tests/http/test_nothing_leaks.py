@@ -12,8 +12,9 @@ import pytest
 
 from service.app import create_app
 from service.http.docs import ASSETS
-from tests.conftest import LiveServer
 from tests.support.client import ApiClient
+from tests.support.problems import assert_problem
+from tests.support.servers import STORE_DOWN
 
 
 @pytest.fixture
@@ -21,13 +22,10 @@ def api(live) -> ApiClient:
     return ApiClient(live.base, live.http)
 
 
-def test_readiness_says_only_not_ready_and_logs_why(caplog):
-    down = LiveServer({"REDIS_URL": "redis://127.0.0.1:1/0"})
-    try:
-        with caplog.at_level(logging.WARNING, logger="service.http.health"):
-            answer = down.http.get(down.url("/readyz"))
-    finally:
-        down.stop()
+def test_readiness_says_only_not_ready_and_logs_why(caplog, live_server):
+    down = live_server(REDIS_URL=STORE_DOWN)
+    with caplog.at_level(logging.WARNING, logger="service.http.health"):
+        answer = down.http.get(down.url("/readyz"))
     assert answer.status_code == 503 and answer.json()["detail"] == "not ready"
     assert "127.0.0.1" not in answer.text and "6379" not in answer.text
     assert "Error" not in answer.text and "refused" not in answer.text.lower()
@@ -104,9 +102,7 @@ def test_a_json_body_with_a_duplicate_key_is_refused_with_400(api, body):
         data=body,
         headers={"Content-Type": "application/json"},
     )
-    assert answer.status_code == 400
-    assert answer.headers["Content-Type"] == "application/problem+json"
-    assert answer.json()["code"] == "invalid_request" and "repeats" in answer.json()["detail"]
+    assert "repeats" in assert_problem(answer, 400, "invalid_request")["detail"]
 
 
 def test_an_action_with_a_duplicate_key_is_refused_before_it_is_played(api):
@@ -119,7 +115,7 @@ def test_an_action_with_a_duplicate_key_is_refused_before_it_is_played(api):
         data=raw,
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
     )
-    assert answer.status_code == 400 and answer.json()["code"] == "invalid_request"
+    assert_problem(answer, 400, "invalid_request")
     assert api.get("dekal", created["id"]).json()["version"] == created["version"]
 
 

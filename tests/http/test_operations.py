@@ -3,10 +3,9 @@ rate limits and CORS for browser front ends."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import orjson
 import pytest
@@ -15,31 +14,24 @@ from pythonjsonlogger.json import JsonFormatter
 
 from service.http.limits import PREFIX
 from service.observability import RequestIdFilter
-from tests.conftest import LiveServer
-from tests.http.test_api import assert_problem
 from tests.support.client import ApiClient
+from tests.support.problems import assert_problem
+from tests.support.servers import LiveServer
 
 GAME = "dekal"
 
 
-@contextlib.contextmanager
 def rate_limited(
-    redis_url: str, per_address: str, per_token: str, **config
-) -> Iterator[ApiClient]:
-    """A live server counting these limits (and ``config``), and a client of it."""
-    server = LiveServer(
-        {
-            "REDIS_URL": redis_url,
-            "RATELIMIT_ENABLED": True,
-            "RATE_LIMIT_PER_ADDRESS": per_address,
-            "RATE_LIMIT_PER_TOKEN": per_token,
-            **config,
-        }
+    live_server: Callable[..., LiveServer], per_address: str, per_token: str, **config: object
+) -> ApiClient:
+    """A client of a live server counting these limits (and ``config``)."""
+    server = live_server(
+        RATELIMIT_ENABLED=True,
+        RATE_LIMIT_PER_ADDRESS=per_address,
+        RATE_LIMIT_PER_TOKEN=per_token,
+        **config,
     )
-    try:
-        yield ApiClient(server.base)
-    finally:
-        server.stop()
+    return ApiClient(server.base)
 
 
 @pytest.fixture
@@ -113,92 +105,85 @@ def test_logs_are_json_lines_with_the_request_id_and_no_token(api):
     assert all(s["token"] not in stream.getvalue() for s in created["seats"])
 
 
-def test_rate_limits_answer_429_problems_with_retry_after(redis_url):
-    with rate_limited(redis_url, "1000/minute", "3/minute") as api:
-        created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}]}).json()
-        token = created["seats"][0]["token"]
-        answers = [api.get(GAME, created["id"], token) for _ in range(4)]
-        assert [a.status_code for a in answers[:3]] == [200] * 3
-        limited = assert_problem(answers[3], 429, "too_many_requests")
-        assert limited["detail"]
-        assert int(answers[3].headers["Retry-After"]) > 0
-        # another seat has a budget of its own; the probes are never limited
-        other = created["seats"][1]["token"]
-        assert api.get(GAME, created["id"], other).status_code == 200
-        assert all(api.http.get(f"{api.base}/healthz").ok for _ in range(5))
+def test_rate_limits_answer_429_problems_with_retry_after(live_server):
+    api = rate_limited(live_server, "1000/minute", "3/minute")
+    created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}]}).json()
+    token = created["seats"][0]["token"]
+    answers = [api.get(GAME, created["id"], token) for _ in range(4)]
+    assert [a.status_code for a in answers[:3]] == [200] * 3
+    limited = assert_problem(answers[3], 429, "too_many_requests")
+    assert limited["detail"]
+    assert int(answers[3].headers["Retry-After"]) > 0
+    # another seat has a budget of its own; the probes are never limited
+    other = created["seats"][1]["token"]
+    assert api.get(GAME, created["id"], other).status_code == 200
+    assert all(api.http.get(f"{api.base}/healthz").ok for _ in range(5))
 
 
-def test_rate_limit_per_client_address(redis_url):
-    with rate_limited(redis_url, "2/minute", "1000/minute", TRUSTED_PROXIES=1) as api:
-        first = {"X-Forwarded-For": "203.0.113.7"}
-        codes = [api.http.get(f"{api.base}/v1/games", headers=first).status_code for _ in range(3)]
-        assert codes == [200, 200, 429]
-        other = {"X-Forwarded-For": "203.0.113.8"}
-        assert api.http.get(f"{api.base}/v1/games", headers=other).status_code == 200
-        # requests refused before any match is read count too
-        third = {"X-Forwarded-For": "203.0.113.9"}
-        unknown = f"{api.base}/v1/games/{GAME}/matches/not-an-id"
-        codes = [api.http.get(unknown, headers=third).status_code for _ in range(3)]
-        assert codes == [404, 404, 429]
-        assert api.http.get(f"{api.base}/v1/games", headers=third).status_code == 429
+def test_rate_limit_per_client_address(live_server):
+    api = rate_limited(live_server, "2/minute", "1000/minute", TRUSTED_PROXIES=1)
+    first = {"X-Forwarded-For": "203.0.113.7"}
+    codes = [api.http.get(f"{api.base}/v1/games", headers=first).status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+    other = {"X-Forwarded-For": "203.0.113.8"}
+    assert api.http.get(f"{api.base}/v1/games", headers=other).status_code == 200
+    # requests refused before any match is read count too
+    third = {"X-Forwarded-For": "203.0.113.9"}
+    unknown = f"{api.base}/v1/games/{GAME}/matches/not-an-id"
+    codes = [api.http.get(unknown, headers=third).status_code for _ in range(3)]
+    assert codes == [404, 404, 429]
+    assert api.http.get(f"{api.base}/v1/games", headers=third).status_code == 429
 
 
-def test_actions_count_against_the_limits_and_an_action_over_is_not_played(redis_url):
+def test_actions_count_against_the_limits_and_an_action_over_is_not_played(live_server, redis_url):
     """An action on a match the server remembers skips the read: its write
     counts the request, and refuses it (writing nothing) when over."""
-    with rate_limited(redis_url, "1000/minute", "2/minute") as api:
-        created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}]}).json()
-        first, second = (seat["token"] for seat in created["seats"])
-        legal = api.legal(GAME, created["id"], first).json()
-        assert api.act(GAME, created["id"], first, legal["actions"][0]).status_code == 200
-        version = legal["version"] + 1
-        legal = api.legal(GAME, created["id"], second).json()  # the second's 1st request
-        assert legal["actions"] and legal["version"] == version
-        assert api.get(GAME, created["id"], second).status_code == 200  # 2nd
-        over = api.act(GAME, created["id"], second, legal["actions"][0])  # 3rd
-        assert_problem(over, 429, "too_many_requests")
-        assert api.get(GAME, created["id"]).json()["version"] == version
-        # every counter, counted by a read's pipeline or by a write's
-        # script, expires with its window
-        client = redis.Redis.from_url(redis_url)
-        counters = list(client.scan_iter(f"{PREFIX}:*"))
-        assert counters and all(0 < client.ttl(key) <= 60 for key in counters)
-        client.close()
+    api = rate_limited(live_server, "1000/minute", "2/minute")
+    created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}]}).json()
+    first, second = (seat["token"] for seat in created["seats"])
+    legal = api.legal(GAME, created["id"], first).json()
+    assert api.act(GAME, created["id"], first, legal["actions"][0]).status_code == 200
+    version = legal["version"] + 1
+    legal = api.legal(GAME, created["id"], second).json()  # the second's 1st request
+    assert legal["actions"] and legal["version"] == version
+    assert api.get(GAME, created["id"], second).status_code == 200  # 2nd
+    over = api.act(GAME, created["id"], second, legal["actions"][0])  # 3rd
+    assert_problem(over, 429, "too_many_requests")
+    assert api.get(GAME, created["id"]).json()["version"] == version
+    # every counter, counted by a read's pipeline or by a write's
+    # script, expires with its window
+    client = redis.Redis.from_url(redis_url)
+    counters = list(client.scan_iter(f"{PREFIX}:*"))
+    assert counters and all(0 < client.ttl(key) <= 60 for key in counters)
+    client.close()
 
 
-def test_cors_preflight_for_allowed_origins_only(redis_url):
-    server = LiveServer({"REDIS_URL": redis_url, "CORS_ORIGINS": ["https://play.example"]})
-    try:
-        url = f"{server.base}/v1/games/{GAME}/matches/{'0' * 32}/actions"
-        preflight = server.http.options(
-            url,
-            headers={
-                "Origin": "https://play.example",
-                "Access-Control-Request-Method": "POST",
-                "Access-Control-Request-Headers": "Authorization, Content-Type, If-Match",
-            },
-        )
-        assert preflight.status_code == 204
-        assert preflight.headers["Access-Control-Allow-Origin"] == "https://play.example"
-        allowed = preflight.headers["Access-Control-Allow-Headers"].lower()
-        assert {"authorization", "content-type", "if-match"} <= {
-            h.strip() for h in allowed.split(",")
-        }
-        actual = server.http.get(
-            f"{server.base}/v1/games", headers={"Origin": "https://play.example"}
-        )
-        assert actual.headers["Access-Control-Allow-Origin"] == "https://play.example"
-        assert "ETag" in actual.headers["Access-Control-Expose-Headers"]
-        stranger = server.http.options(
-            url,
-            headers={
-                "Origin": "https://evil.example",
-                "Access-Control-Request-Method": "POST",
-            },
-        )
-        assert "Access-Control-Allow-Origin" not in stranger.headers
-    finally:
-        server.stop()
+def test_cors_preflight_for_allowed_origins_only(live_server):
+    server = live_server(CORS_ORIGINS=["https://play.example"])
+    url = f"{server.base}/v1/games/{GAME}/matches/{'0' * 32}/actions"
+    preflight = server.http.options(
+        url,
+        headers={
+            "Origin": "https://play.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "Authorization, Content-Type, If-Match",
+        },
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["Access-Control-Allow-Origin"] == "https://play.example"
+    allowed = preflight.headers["Access-Control-Allow-Headers"].lower()
+    assert {"authorization", "content-type", "if-match"} <= {h.strip() for h in allowed.split(",")}
+    actual = server.http.get(f"{server.base}/v1/games", headers={"Origin": "https://play.example"})
+    assert actual.headers["Access-Control-Allow-Origin"] == "https://play.example"
+    assert "ETag" in actual.headers["Access-Control-Expose-Headers"]
+    stranger = server.http.options(
+        url,
+        headers={
+            "Origin": "https://evil.example",
+            "Access-Control-Request-Method": "POST",
+        },
+    )
+    assert "Access-Control-Allow-Origin" not in stranger.headers
 
 
 def test_a_bug_is_a_logged_500_not_a_client_error(redis_url, caplog):

@@ -2,60 +2,18 @@
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 
-import orjson
 import pytest
 
-from engines import GAMES
 from service.domain.access import ends_following, may_follow_as, private_to
-from tests.conftest import LiveServer
-from tests.engines.conformance import new_match
 from tests.support.client import ApiClient
+from tests.support.matches import create_match, events_of, play_out
+from tests.support.problems import assert_problem
+from tests.support.streams import sse_events
 
 GAME = "dekal"
-
-
-def sse_events(response) -> list[tuple[int, dict]]:
-    """Parse a whole SSE body: (id, data) per event; comments are skipped."""
-    events, current = [], {}
-    for line in response.iter_lines(decode_unicode=True):
-        if line == "":
-            if "data" in current:
-                events.append((int(current["id"]), orjson.loads(current["data"])))
-            current = {}
-        elif not line.startswith(":"):
-            field, _, value = line.partition(": ")
-            current[field] = value
-    return events
-
-
-def play_to_the_end(api: ApiClient, match_id: str, tokens: list[str], seed: int, n: int) -> None:
-    game = GAMES[GAME]
-    state = new_match(game, n, seed)
-    rng = random.Random(seed)
-    while game.to_act(state):
-        seat = rng.choice(game.to_act(state))
-        action = rng.choice(game.legal_actions(state, seat))
-        assert api.act(GAME, match_id, tokens[seat], action).status_code == 200
-        game.apply(state, seat, action)
-
-
-def new(api: ApiClient, n: int = 2, seed: int = 3) -> tuple[str, list[str]]:
-    match = api.create(GAME, {"players": [{"name": f"P{i}"} for i in range(n)], "seed": seed})
-    assert match.status_code == 201
-    return match.json()["id"], [s["token"] for s in match.json()["seats"]]
-
-
-def all_events(api: ApiClient, match_id: str, token: str | None) -> list[dict]:
-    body = api.http.get(
-        f"{api.base}/v1/games/{GAME}/matches/{match_id}/events",
-        params={"limit": 1000},
-        headers={"Authorization": f"Bearer {token}"} if token else {},
-    ).json()
-    return body["events"]
 
 
 @pytest.fixture
@@ -64,7 +22,7 @@ def api(live) -> ApiClient:
 
 
 def test_stream_delivers_every_visible_event_in_order_and_ends(api):
-    match_id, tokens = new(api)
+    match_id, tokens = create_match(api, GAME, seed=3)
     url = f"{api.base}/v1/games/{GAME}/matches/{match_id}/stream"
     received: dict[str | None, list] = {}
 
@@ -78,11 +36,11 @@ def test_stream_delivers_every_visible_event_in_order_and_ends(api):
     for follower in followers:
         follower.start()
     time.sleep(0.3)
-    play_to_the_end(api, match_id, tokens, 3, 2)
+    play_out(api, GAME, match_id, tokens, 3)
     for follower in followers:
         follower.join(timeout=60)
     for who in [None, *tokens]:
-        expected = all_events(api, match_id, who)
+        expected = events_of(api, GAME, match_id, who)
         got = received[who]
         assert [data for _, data in got] == expected
         assert [i for i, _ in got] == [e["index"] for e in expected]
@@ -90,8 +48,8 @@ def test_stream_delivers_every_visible_event_in_order_and_ends(api):
 
 
 def test_stream_resumes_after_last_event_id(api):
-    match_id, tokens = new(api, seed=4)
-    play_to_the_end(api, match_id, tokens, 4, 2)
+    match_id, tokens = create_match(api, GAME, seed=4)
+    play_out(api, GAME, match_id, tokens, 4)
     url = f"{api.base}/v1/games/{GAME}/matches/{match_id}/stream"
     everything = sse_events(api.http.get(url, timeout=30))
     middle = everything[len(everything) // 2][0]
@@ -103,25 +61,21 @@ def test_stream_resumes_after_last_event_id(api):
     assert bad.status_code == 400
 
 
-def test_idle_stream_sends_keep_alive_comments(redis_url):
-    server = LiveServer({"REDIS_URL": redis_url, "SSE_KEEPALIVE_S": 0.2})
-    try:
-        api = ApiClient(server.base)
-        match_id, _ = new(api)
-        url = f"{api.base}/v1/games/{GAME}/matches/{match_id}/stream"
-        with api.http.get(url, stream=True, timeout=10) as response:
-            lines = response.iter_lines(decode_unicode=True)
-            seen: list[str] = []
-            while sum(line == ": keep-alive" for line in seen) < 2:
-                seen.append(next(lines))
-        assert "retry: 1000" in seen
-    finally:
-        server.stop()
+def test_idle_stream_sends_keep_alive_comments(live_server):
+    api = ApiClient(live_server(SSE_KEEPALIVE_S=0.2).base)
+    match_id, _ = create_match(api, GAME, seed=3)
+    url = f"{api.base}/v1/games/{GAME}/matches/{match_id}/stream"
+    with api.http.get(url, stream=True, timeout=10) as response:
+        lines = response.iter_lines(decode_unicode=True)
+        seen: list[str] = []
+        while sum(line == ": keep-alive" for line in seen) < 2:
+            seen.append(next(lines))
+    assert "retry: 1000" in seen
 
 
 def test_long_poll_answers_as_soon_as_an_event_exists(api):
-    match_id, tokens = new(api, seed=5)
-    last = all_events(api, match_id, tokens[0])[-1]["index"]
+    match_id, tokens = create_match(api, GAME, seed=5)
+    last = events_of(api, GAME, match_id, tokens[0])[-1]["index"]
     answer: dict = {}
 
     def poll() -> None:
@@ -147,8 +101,8 @@ def test_long_poll_answers_as_soon_as_an_event_exists(api):
 
 
 def test_long_poll_times_out_with_no_events(api):
-    match_id, _ = new(api, seed=6)
-    last = all_events(api, match_id, None)[-1]["index"]
+    match_id, _ = create_match(api, GAME, seed=6)
+    last = events_of(api, GAME, match_id, None)[-1]["index"]
     started = time.monotonic()
     response = api.http.get(
         f"{api.base}/v1/games/{GAME}/matches/{match_id}/events",
@@ -189,7 +143,7 @@ def test_an_events_long_poll_as_a_seat_ends_with_its_seat_left(live):
     created = api.create(GAME, {"players": [{"name": "Host"}, {}, {}]}).json()
     match_id = created["id"]
     token = api.join(GAME, match_id, 1, "A").json()["token"]
-    last = all_events(api, match_id, token)[-1]["index"]
+    last = events_of(api, GAME, match_id, token)[-1]["index"]
     answer: dict = {}
 
     def poll() -> None:
@@ -216,4 +170,4 @@ def test_an_events_long_poll_as_a_seat_ends_with_its_seat_left(live):
         params={"after": events[-1]["index"], "wait": 1},
         headers={"Authorization": f"Bearer {token}"},
     )
-    assert again.status_code == 403 and again.json()["code"] == "invalid_token"
+    assert_problem(again, 403, "invalid_token")

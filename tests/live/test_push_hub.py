@@ -14,73 +14,69 @@ import redis
 import requests
 
 from service.live.hub import wake_channel
-from tests.conftest import LiveServer
-from tests.live.test_live import GAME, all_events, new, play_to_the_end, sse_events
 from tests.reliability.test_cluster import cluster_url  # noqa: F401 (a fixture)
 from tests.support.client import ApiClient
+from tests.support.matches import create_match, events_of, play_out
+from tests.support.streams import sse_events
+
+GAME = "dekal"
 
 
-def test_a_write_publishes_a_wake_up_in_the_matchs_slot_on_a_cluster(cluster_url):  # noqa: F811
-    server = LiveServer({"REDIS_URL": cluster_url, "REDIS_CLUSTER": True})
-    try:
-        api = ApiClient(server.base)
-        match_id, tokens = new(api, 2, seed=8)
-        cluster = redis.RedisCluster.from_url(cluster_url)
-        node = cluster.get_node_from_key(wake_channel(match_id))
-        subscriber = redis.Redis(host=node.host, port=node.port).pubsub()
-        subscriber.ssubscribe(wake_channel(match_id))
-        subscriber.get_message(timeout=1)  # the subscription's confirmation
-        count = len(all_events(api, match_id, None))
-        play_to_the_end(api, match_id, tokens, 8, 2)
-        message = subscriber.get_message(timeout=2)
-        assert message is not None and message["type"] == "smessage"
-        assert int(message["data"]) > count  # the log's new last index
-        subscriber.close()
-        cluster.close()
-    finally:
-        server.stop()
+def test_a_write_publishes_a_wake_up_in_the_matchs_slot_on_a_cluster(cluster_url, live_server):  # noqa: F811
+    server = live_server(REDIS_URL=cluster_url, REDIS_CLUSTER=True)
+    api = ApiClient(server.base)
+    match_id, tokens = create_match(api, GAME, seed=8)
+    cluster = redis.RedisCluster.from_url(cluster_url)
+    node = cluster.get_node_from_key(wake_channel(match_id))
+    subscriber = redis.Redis(host=node.host, port=node.port).pubsub()
+    subscriber.ssubscribe(wake_channel(match_id))
+    subscriber.get_message(timeout=1)  # the subscription's confirmation
+    count = len(events_of(api, GAME, match_id, None))
+    play_out(api, GAME, match_id, tokens, 8)
+    message = subscriber.get_message(timeout=2)
+    assert message is not None and message["type"] == "smessage"
+    assert int(message["data"]) > count  # the log's new last index
+    subscriber.close()
+    cluster.close()
 
 
 def test_streams_share_one_subscriber_and_lose_nothing_when_wake_ups_are_lost(
-    redis_url, redis_client
+    live_server, redis_client
 ):
-    server = LiveServer({"REDIS_URL": redis_url})
-    try:
-        api = ApiClient(server.base)
-        match_id, tokens = new(api, 3, seed=13)
-        url = server.url(f"/v1/games/dekal/matches/{match_id}/stream")
-        viewers = [tokens[i % 3] if i % 4 else None for i in range(24)]
-        received: list[list | None] = [None] * len(viewers)
+    server = live_server()
+    api = ApiClient(server.base)
+    match_id, tokens = create_match(api, GAME, 3, seed=13)
+    url = server.url(f"/v1/games/dekal/matches/{match_id}/stream")
+    viewers = [tokens[i % 3] if i % 4 else None for i in range(24)]
+    received: list[list | None] = [None] * len(viewers)
 
-        def follow(i: int) -> None:
-            headers = {"Authorization": f"Bearer {viewers[i]}"} if viewers[i] else {}
-            with ApiClient(server.base).http.get(url, headers=headers, stream=True) as r:
-                received[i] = sse_events(r)
+    def follow(i: int) -> None:
+        headers = {"Authorization": f"Bearer {viewers[i]}"} if viewers[i] else {}
+        with ApiClient(server.base).http.get(url, headers=headers, stream=True) as r:
+            received[i] = sse_events(r)
 
-        followers = [threading.Thread(target=follow, args=(i,)) for i in range(len(viewers))]
-        for follower in followers:
-            follower.start()
-        time.sleep(1)
-        hub = server.app.extensions["ludotheque.matches"].hub
-        assert hub.count() == len(viewers)
-        assert len(hub._listeners) == 1  # one subscriber connection for them all
+    followers = [threading.Thread(target=follow, args=(i,)) for i in range(len(viewers))]
+    for follower in followers:
+        follower.start()
+    time.sleep(1)
+    hub = server.app.extensions["ludotheque.matches"].hub
+    assert hub.count() == len(viewers)
+    assert len(hub._listeners) == 1  # one subscriber connection for them all
 
-        # kill the hub's subscriber connections again and again while the
-        # match is played: wake-ups are lost, events are not
-        with subscribers_killed(redis_client, every_s=0.05):
-            play_to_the_end(api, match_id, tokens, 13, 3)
-        for follower in followers:
-            follower.join(timeout=60)
-        for viewer, got in zip(viewers, received, strict=True):
-            want = all_events(api, match_id, viewer)
-            assert got is not None
-            assert [data for _, data in got] == want
-    finally:
-        server.stop()
+    # kill the hub's subscriber connections again and again while the
+    # match is played: wake-ups are lost, events are not
+    with subscribers_killed(redis_client, every_s=0.05):
+        play_out(api, GAME, match_id, tokens, 13)
+    for follower in followers:
+        follower.join(timeout=60)
+    for viewer, got in zip(viewers, received, strict=True):
+        want = events_of(api, GAME, match_id, viewer)
+        assert got is not None
+        assert [data for _, data in got] == want
 
 
 def test_a_follower_gets_an_event_another_caller_read_first_when_its_wake_up_was_lost(
-    redis_url, redis_client
+    live_server, redis_client
 ):
     """A seat waits on a long poll; an action lands while the hub's
     subscriber connection is down (its wake-up lost) and another caller
@@ -88,34 +84,29 @@ def test_a_follower_gets_an_event_another_caller_read_first_when_its_wake_up_was
     action to the waiting seat: another caller's read says nothing of what
     this one has. (Seen in the browser suite: after a rematch, the offering
     page never saw its opponent sit down.)"""
-    server = LiveServer({"REDIS_URL": redis_url})
+    server = live_server()
     hub = server.app.extensions["ludotheque.matches"].hub
     api = ApiClient(server.base)
-    try:
-        with subscribers_killed(redis_client, every_s=0.01):  # wake-ups lost nearly always
-            for seed in range(5):
-                match_id, tokens = new(api, 2, seed=seed)
-                seat = api.get(GAME, match_id).json()["to_act"][0]
-                after = all_events(api, match_id, tokens[seat])[-1]["index"]
-                action = api.legal(GAME, match_id, tokens[seat]).json()["actions"][0]
-                answer: dict = {}
-                url = server.url(f"/v1/games/{GAME}/matches/{match_id}/events")
-                waiting = threading.Thread(
-                    target=long_poll, args=(url, tokens[seat], after, answer)
-                )
-                waiting.start()
-                deadline = time.monotonic() + 5
-                while hub.count() < 1 and time.monotonic() < deadline:
-                    time.sleep(0.01)
-                assert hub.count() == 1, "the long poll never began to wait"
-                assert api.act(GAME, match_id, tokens[seat], action).status_code == 200
-                # another caller reads the log at once
-                assert api.events(GAME, match_id).status_code == 200
-                waiting.join(timeout=30)
-                assert answer["events"], f"round {seed}: nothing after {answer['took']:.1f} s"
-                assert answer["took"] < 4, answer
-    finally:
-        server.stop()
+    with subscribers_killed(redis_client, every_s=0.01):  # wake-ups lost nearly always
+        for seed in range(5):
+            match_id, tokens = create_match(api, GAME, seed=seed)
+            seat = api.get(GAME, match_id).json()["to_act"][0]
+            after = events_of(api, GAME, match_id, tokens[seat])[-1]["index"]
+            action = api.legal(GAME, match_id, tokens[seat]).json()["actions"][0]
+            answer: dict = {}
+            url = server.url(f"/v1/games/{GAME}/matches/{match_id}/events")
+            waiting = threading.Thread(target=long_poll, args=(url, tokens[seat], after, answer))
+            waiting.start()
+            deadline = time.monotonic() + 5
+            while hub.count() < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert hub.count() == 1, "the long poll never began to wait"
+            assert api.act(GAME, match_id, tokens[seat], action).status_code == 200
+            # another caller reads the log at once
+            assert api.events(GAME, match_id).status_code == 200
+            waiting.join(timeout=30)
+            assert answer["events"], f"round {seed}: nothing after {answer['took']:.1f} s"
+            assert answer["took"] < 4, answer
 
 
 def long_poll(url: str, token: str, after: int, answer: dict) -> None:
@@ -149,37 +140,34 @@ def subscribers_killed(redis_client, every_s: float) -> Iterator[None]:
         killer.join()
 
 
-def test_a_stopped_hub_ends_its_streams_and_answers_its_long_polls(redis_url):
-    server = LiveServer({"REDIS_URL": redis_url})
-    try:
-        api = ApiClient(server.base)
-        match_id, _ = new(api, 2, seed=9)
-        last = all_events(api, match_id, None)[-1]["index"]
-        base = f"{server.base}/v1/games/{GAME}/matches/{match_id}"
-        answers: dict[str, object] = {}
+def test_a_stopped_hub_ends_its_streams_and_answers_its_long_polls(live_server):
+    server = live_server()
+    api = ApiClient(server.base)
+    match_id, _ = create_match(api, GAME, seed=9)
+    last = events_of(api, GAME, match_id, None)[-1]["index"]
+    base = f"{server.base}/v1/games/{GAME}/matches/{match_id}"
+    answers: dict[str, object] = {}
 
-        def stream() -> None:
-            answers["stream"] = requests.get(f"{base}/stream", timeout=30).text
+    def stream() -> None:
+        answers["stream"] = requests.get(f"{base}/stream", timeout=30).text
 
-        def poll() -> None:
-            answers["poll"] = requests.get(
-                f"{base}/events", params={"after": last, "wait": 25}, timeout=30
-            ).json()
+    def poll() -> None:
+        answers["poll"] = requests.get(
+            f"{base}/events", params={"after": last, "wait": 25}, timeout=30
+        ).json()
 
-        followers = [threading.Thread(target=stream), threading.Thread(target=poll)]
-        for follower in followers:
-            follower.start()
-        deadline = time.monotonic() + 10
-        while server.app.extensions["ludotheque.matches"].hub.count() < 2:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        started = time.monotonic()
-        server.app.extensions["ludotheque.matches"].hub.stop()
-        for follower in followers:
-            follower.join(10)
-        assert time.monotonic() - started < 3  # not the poll's 25 s
-        ending = ": this stream ends here; reconnect with Last-Event-ID\n\n"
-        assert answers["stream"].endswith(ending)
-        assert answers["poll"] == {"events": [], "next": last}
-    finally:
-        server.stop()
+    followers = [threading.Thread(target=stream), threading.Thread(target=poll)]
+    for follower in followers:
+        follower.start()
+    deadline = time.monotonic() + 10
+    while server.app.extensions["ludotheque.matches"].hub.count() < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    started = time.monotonic()
+    server.app.extensions["ludotheque.matches"].hub.stop()
+    for follower in followers:
+        follower.join(10)
+    assert time.monotonic() - started < 3  # not the poll's 25 s
+    ending = ": this stream ends here; reconnect with Last-Event-ID\n\n"
+    assert answers["stream"].endswith(ending)
+    assert answers["poll"] == {"events": [], "next": last}

@@ -17,9 +17,12 @@ import orjson
 import pytest
 
 from service.store.embedded import free_port
-from tests.live.test_live import GAME, all_events, new, play_to_the_end
-from tests.server.test_cli import interrupt, start
 from tests.support.client import ApiClient
+from tests.support.matches import create_match, events_of, play_out
+from tests.support.servers import interrupt, start_serve
+from tests.support.streams import text_events
+
+GAME = "dekal"
 
 
 @pytest.fixture
@@ -27,7 +30,7 @@ def served(redis_url, tmp_path):
     """``ludotheque serve`` with one worker, its keep-alive comments every 0.5 s."""
     port = free_port()
     env = {**os.environ, "REDIS_URL": redis_url, "LUDOTHEQUE_SSE_KEEPALIVE_S": "0.5"}
-    server = start(tmp_path / "data", port, env, workers=1)
+    server = start_serve(tmp_path / "data", port, env, workers=1)
     yield ApiClient(f"http://127.0.0.1:{port}"), port
     log = interrupt(server)
     assert "Traceback" not in log, log
@@ -51,14 +54,7 @@ def open_stream(port: int, match_id: str, token: str | None, receive_buffer: int
 
 def frames(body: bytes) -> list[tuple[int | None, dict | None]]:
     """(id, data) of each event, (None, None) for each comment."""
-    found = []
-    for message in body.decode().split("\n\n")[:-1]:
-        fields = dict(line.split(": ", 1) for line in message.split("\n") if line[:1] != ":")
-        if "data" in fields:
-            found.append((int(fields["id"]), orjson.loads(fields["data"])))
-        elif message.startswith(":"):
-            found.append((None, None))
-    return found
+    return text_events(body.decode(), comments=True)
 
 
 def unsent(port: int, client_port: int) -> int:
@@ -74,17 +70,17 @@ def unsent(port: int, client_port: int) -> int:
 
 def test_streams_whose_clients_stop_reading_get_every_event_once_in_order(served):
     api, port = served
-    match_id, tokens = new(api, 4, seed=11)
+    match_id, tokens = create_match(api, GAME, 4, seed=11)
     viewers = [None, tokens[0], tokens[3]]
     streams = [open_stream(port, match_id, who, receive_buffer=1024) for who in viewers]
-    play_to_the_end(api, match_id, tokens, 11, 4)  # nobody reads meanwhile
+    play_out(api, GAME, match_id, tokens, 11)  # nobody reads meanwhile
     time.sleep(0.5)
     # the server could not put it all on the wire: the clients' windows are full
     assert all(unsent(port, connection.getsockname()[1]) > 0 for connection, _ in streams)
     for who, (connection, answer) in zip(viewers, streams, strict=True):
         got = [event for event in frames(answer.read()) if event[0] is not None]
         connection.close()
-        expected = all_events(api, match_id, who)
+        expected = events_of(api, GAME, match_id, who)
         assert [data for _, data in got] == expected
         assert [index for index, _ in got] == [event["index"] for event in expected]
         assert expected[-1]["type"] == "match_over"
@@ -92,13 +88,13 @@ def test_streams_whose_clients_stop_reading_get_every_event_once_in_order(served
 
 def test_keep_alives_come_after_a_quiet_keep_alive_period_only(served):
     api, port = served
-    match_id, tokens = new(api, 2, seed=12)
+    match_id, tokens = create_match(api, GAME, seed=12)
     connection, answer = open_stream(port, match_id, tokens[1])
     body: list[bytes] = []
     reader = threading.Thread(target=lambda: body.append(answer.read()))
     reader.start()
     time.sleep(1.3)  # quiet: two keep-alives
-    play_to_the_end(api, match_id, tokens, 12, 2)  # one action every few ms
+    play_out(api, GAME, match_id, tokens, 12)  # one action every few ms
     reader.join(30)
     connection.close()
     got = frames(body[0])
@@ -106,20 +102,20 @@ def test_keep_alives_come_after_a_quiet_keep_alive_period_only(served):
     assert got[1:first].count((None, None)) in (2, 3)  # 0.5 s apart while quiet
     # none between the events of the match played at full speed
     assert (None, None) not in got[first:]
-    expected = all_events(api, match_id, tokens[1])
+    expected = events_of(api, GAME, match_id, tokens[1])
     assert [data for _, data in got if data is not None] == expected
 
 
 def test_a_head_of_a_stream_is_its_head_alone_and_the_connection_goes_on(served):
     api, port = served
-    match_id, tokens = new(api, 2, seed=13)
+    match_id, tokens = create_match(api, GAME, seed=13)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
         path = f"/v1/games/{GAME}/matches/{match_id}/stream"
         connection.sendall(f"HEAD {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
         head = http.client.HTTPResponse(connection, method="HEAD")
         head.begin()
         assert head.status == 200 and head.read() == b""
-        play_to_the_end(api, match_id, tokens, 13, 2)  # no event goes to that connection
+        play_out(api, GAME, match_id, tokens, 13)  # no event goes to that connection
         connection.sendall(b"GET /v1/games HTTP/1.1\r\nHost: x\r\n\r\n")
         after = http.client.HTTPResponse(connection)
         after.begin()

@@ -8,11 +8,14 @@ import time
 import requests
 
 from service.live import tickets
-from tests.conftest import LiveServer
-from tests.live.test_live import all_events, new, play_to_the_end, sse_events
 from tests.support.client import ApiClient
+from tests.support.matches import create_match, events_of, play_out
+from tests.support.problems import assert_problem
+from tests.support.streams import read_events, sse_events
 
 ORIGIN = "https://page.example"
+
+GAME = "dekal"
 
 
 def ticket_for(live, match_id: str, token: str | None) -> dict:
@@ -26,17 +29,17 @@ def ticket_for(live, match_id: str, token: str | None) -> dict:
 
 def test_a_ticket_follows_as_its_seat_and_is_single_use(live):
     api = ApiClient(live.base)
-    match_id, tokens = new(api, 2, seed=5)
+    match_id, tokens = create_match(api, GAME, seed=5)
     ticket = ticket_for(live, match_id, tokens[1])
     assert tokens[1] not in ticket["stream"]
-    play_to_the_end(api, match_id, tokens, 5, 2)
+    play_out(api, GAME, match_id, tokens, 5)
     with live.http.get(live.url(ticket["stream"]), stream=True, timeout=30) as stream:
         got = sse_events(stream)
-    assert [data for _, data in got] == all_events(api, match_id, tokens[1])
+    assert [data for _, data in got] == events_of(api, GAME, match_id, tokens[1])
     assert got != [(i, d) for i, d in sse_events_of(live, match_id, None)]
     # used: a new connection without Last-Event-ID is refused
     again = live.http.get(live.url(ticket["stream"]), timeout=10)
-    assert again.status_code == 401 and again.json()["code"] == "invalid_ticket"
+    assert_problem(again, 401, "invalid_ticket")
     # the stream's own reconnection (EventSource sends Last-Event-ID) after
     # the end gets 204, which stops an EventSource
     reconnect = live.http.get(
@@ -70,25 +73,22 @@ class SlowlyClosed:
             self.answer.close()
 
 
-def test_a_ticket_is_free_for_its_reconnection_as_soon_as_the_stream_ended(redis_url):
+def test_a_ticket_is_free_for_its_reconnection_as_soon_as_the_stream_ended(live_server):
     """EventSource reconnects as soon as the body ends: the ticket must be
     free by then, even when the server closes the answer late (the CI run
     that got 409 ticket_in_use instead of 204)."""
-    server = LiveServer({"REDIS_URL": redis_url})
+    server = live_server()
     server.app.wsgi_app = SlowClose(server.app.wsgi_app)
-    try:
-        api = ApiClient(server.base)
-        match_id, tokens = new(api, 2, seed=6)
-        ticket = ticket_for(server, match_id, tokens[0])
-        play_to_the_end(api, match_id, tokens, 6, 2)
-        with server.http.get(server.url(ticket["stream"]), stream=True, timeout=30) as stream:
-            got = sse_events(stream)
-        reconnect = requests.get(
-            server.url(ticket["stream"]), headers={"Last-Event-ID": str(got[-1][0])}, timeout=10
-        )
-        assert reconnect.status_code == 204, reconnect.text
-    finally:
-        server.stop()
+    api = ApiClient(server.base)
+    match_id, tokens = create_match(api, GAME, seed=6)
+    ticket = ticket_for(server, match_id, tokens[0])
+    play_out(api, GAME, match_id, tokens, 6)
+    with server.http.get(server.url(ticket["stream"]), stream=True, timeout=30) as stream:
+        got = sse_events(stream)
+    reconnect = requests.get(
+        server.url(ticket["stream"]), headers={"Last-Event-ID": str(got[-1][0])}, timeout=10
+    )
+    assert reconnect.status_code == 204, reconnect.text
 
 
 def sse_events_of(live, match_id: str, token: str | None) -> list:
@@ -98,36 +98,30 @@ def sse_events_of(live, match_id: str, token: str | None) -> list:
         return sse_events(stream)
 
 
-def first_event_id(lines) -> int:
-    """Read an open stream up to its first event: that event's id."""
-    for line in lines:
-        if line.startswith("id: "):
-            return int(line[4:])
-    raise AssertionError("the stream ended before its first event")
-
-
 def test_a_reconnection_takes_the_ticket_over_from_a_connection_still_open(live):
     """A connection that died without the server seeing it (a phone that
     moved from Wi-Fi to 4G: no reset reaches the server) must not lock its
     EventSource out: its reconnection takes the ticket over. It got 409
     ticket_in_use, which makes an EventSource stop for good."""
     api = ApiClient(live.base)
-    match_id, tokens = new(api, 2, seed=7)
+    match_id, tokens = create_match(api, GAME, seed=7)
     ticket = ticket_for(live, match_id, tokens[0])
     url = live.url(ticket["stream"])
-    written = all_events(api, match_id, tokens[0])[-1]["index"]  # the first write's end
+    written = events_of(api, GAME, match_id, tokens[0])[-1]["index"]  # the first write's end
     with requests.get(url, stream=True, timeout=30) as stale:
-        cursor = first_event_id(stale.iter_lines(decode_unicode=True))
+        cursor, _ = next(read_events(stale.iter_lines(decode_unicode=True)))
         with requests.get(
             url, headers={"Last-Event-ID": str(cursor)}, stream=True, timeout=30
         ) as again:
             assert again.status_code == 200, again.text
-            play_to_the_end(api, match_id, tokens, 7, 2)
+            play_out(api, GAME, match_id, tokens, 7)
             got = sse_events(again)
     # it resumes after what the ticket's stream wrote, not after the event
     # this client says it got (issue 31, point 9: a used ticket never replays)
     assert cursor < written
-    seen = [event for event in all_events(api, match_id, tokens[0]) if event["index"] > written]
+    seen = [
+        event for event in events_of(api, GAME, match_id, tokens[0]) if event["index"] > written
+    ]
     assert [data for _, data in got] == seen
     # used: without Last-Event-ID it is still refused
     assert requests.get(url, timeout=10).status_code == 401
@@ -154,8 +148,8 @@ def test_the_connection_taken_over_leaves_the_ticket_to_the_newer_one(redis_clie
 
 def test_a_wrong_or_unknown_ticket_is_refused(live):
     api = ApiClient(live.base)
-    match_id, tokens = new(api, 2)
-    other_id, _ = new(api, 2)
+    match_id, tokens = create_match(api, GAME, seed=3)
+    other_id, _ = create_match(api, GAME, seed=3)
     ticket = ticket_for(live, match_id, tokens[0])["ticket"]
     wrong = live.http.get(live.url(f"/v1/games/dekal/matches/{other_id}/stream?ticket={ticket}"))
     assert wrong.status_code == 403
@@ -170,7 +164,7 @@ def test_a_wrong_or_unknown_ticket_is_refused(live):
 
 def test_one_stream_follows_several_matches_each_event_tagged(live):
     api = ApiClient(live.base)
-    followed = [new(api, 2, seed=s) for s in (11, 12, 13)]
+    followed = [create_match(api, GAME, seed=s) for s in (11, 12, 13)]
     body = {
         "matches": [
             {"game": "dekal", "match": followed[0][0], "token": followed[0][1][0]},
@@ -181,12 +175,12 @@ def test_one_stream_follows_several_matches_each_event_tagged(live):
     answer = live.http.post(live.url("/v1/stream-tickets"), json=body)
     assert answer.status_code == 201, answer.text
     for (match_id, tokens), seed in zip(followed, (11, 12, 13), strict=True):
-        play_to_the_end(api, match_id, tokens, seed, 2)
+        play_out(api, GAME, match_id, tokens, seed)
     url = live.url(answer.json()["stream"])
     with live.http.get(url, stream=True, timeout=60) as stream:
         raw = list(stream.iter_lines(decode_unicode=True))
     ids = [line[4:] for line in raw if line.startswith("id: ")]
-    events = sse_events_multi(raw)
+    events = [data for _, data in read_events(raw)]
     viewers = [followed[0][1][0], followed[1][1][1], None]
     for (match_id, _), viewer in zip(followed, viewers, strict=True):
         mine = [
@@ -194,7 +188,7 @@ def test_one_stream_follows_several_matches_each_event_tagged(live):
             for e in events
             if e["match"] == match_id
         ]
-        assert mine == all_events(api, match_id, viewer)
+        assert mine == events_of(api, GAME, match_id, viewer)
     # the last id resumes every match at its end: 204
     reconnect = live.http.get(url, headers={"Last-Event-ID": ids[-1]}, timeout=10)
     assert reconnect.status_code == 204
@@ -205,7 +199,7 @@ def test_a_token_in_the_url_is_refused_not_ignored(live):
     EventSource would need) is told to use a ticket: before, the token was
     ignored and the page silently got the spectator's stream."""
     api = ApiClient(live.base)
-    match_id, tokens = new(api, 2)
+    match_id, tokens = create_match(api, GAME, seed=3)
     base = f"/v1/games/dekal/matches/{match_id}"
     for path in ("/stream", "", "/events", "/stream?after=0&"):
         for name in ("token", "access_token"):
@@ -235,53 +229,36 @@ def test_a_token_in_the_url_is_refused_not_ignored(live):
     assert head.status_code == 200
 
 
-def sse_events_multi(lines: list[str]) -> list[dict]:
-    import orjson
-
-    return [orjson.loads(line[6:]) for line in lines if line.startswith("data: ")]
-
-
-def test_every_answer_allows_any_origin_and_preflights_are_cached_and_free(redis_url):
-    server = LiveServer(
-        {
-            "REDIS_URL": redis_url,
-            "RATELIMIT_ENABLED": True,
-            "RATE_LIMIT_PER_ADDRESS": "3/minute",
+def test_every_answer_allows_any_origin_and_preflights_are_cached_and_free(live_server):
+    server = live_server(RATELIMIT_ENABLED=True, RATE_LIMIT_PER_ADDRESS="3/minute")
+    url = server.url("/v1/games/dekal/matches/" + "0" * 32 + "/actions")
+    for _ in range(10):  # preflights are never counted nor refused
+        preflight = requests.options(
+            url,
+            headers={
+                "Origin": ORIGIN,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type",
+            },
+        )
+        assert preflight.status_code == 204
+        assert preflight.headers["Access-Control-Allow-Origin"] == "*"
+        assert int(preflight.headers["Access-Control-Max-Age"]) >= 7200
+        allowed = preflight.headers["Access-Control-Allow-Headers"].lower()
+        assert {"authorization", "content-type", "if-match", "last-event-id"} <= {
+            h.strip() for h in allowed.split(",")
         }
-    )
-    try:
-        url = server.url("/v1/games/dekal/matches/" + "0" * 32 + "/actions")
-        for _ in range(10):  # preflights are never counted nor refused
-            preflight = requests.options(
-                url,
-                headers={
-                    "Origin": ORIGIN,
-                    "Access-Control-Request-Method": "POST",
-                    "Access-Control-Request-Headers": "authorization, content-type",
-                },
-            )
-            assert preflight.status_code == 204
-            assert preflight.headers["Access-Control-Allow-Origin"] == "*"
-            assert int(preflight.headers["Access-Control-Max-Age"]) >= 7200
-            allowed = preflight.headers["Access-Control-Allow-Headers"].lower()
-            assert {"authorization", "content-type", "if-match", "last-event-id"} <= {
-                h.strip() for h in allowed.split(",")
-            }
-        answers = [
-            requests.get(server.url("/v1/games"), headers={"Origin": ORIGIN}) for _ in range(5)
-        ]
-        assert answers[-1].status_code == 429
-        for answer in answers:  # the 429 too, with Retry-After readable
-            assert answer.headers["Access-Control-Allow-Origin"] == "*"
-            assert "Retry-After" in answer.headers["Access-Control-Expose-Headers"]
-    finally:
-        server.stop()
+    answers = [requests.get(server.url("/v1/games"), headers={"Origin": ORIGIN}) for _ in range(5)]
+    assert answers[-1].status_code == 429
+    for answer in answers:  # the 429 too, with Retry-After readable
+        assert answer.headers["Access-Control-Allow-Origin"] == "*"
+        assert "Retry-After" in answer.headers["Access-Control-Expose-Headers"]
 
 
 def test_a_long_poll_takes_its_cursor_from_last_event_id(live):
     api = ApiClient(live.base)
-    match_id, tokens = new(api, 2, seed=4)
-    everything = all_events(api, match_id, tokens[0])
+    match_id, tokens = create_match(api, GAME, seed=4)
+    everything = events_of(api, GAME, match_id, tokens[0])
     answer = live.http.get(
         live.url(f"/v1/games/dekal/matches/{match_id}/events"),
         headers={"Authorization": f"Bearer {tokens[0]}", "Last-Event-ID": "1"},

@@ -9,11 +9,13 @@ import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
-import orjson
 import pytest
 
-from tests.live.test_live import GAME, all_events, new, play_to_the_end
 from tests.support.client import ApiClient
+from tests.support.matches import create_match, events_of, play_out
+from tests.support.streams import text_events
+
+GAME = "dekal"
 
 
 def chunks(response) -> list[list[tuple[int, dict]]]:
@@ -23,12 +25,7 @@ def chunks(response) -> list[list[tuple[int, dict]]]:
     for chunk in response.raw.read_chunked(decode_content=False):
         text = chunk.decode()
         assert text.endswith("\n\n"), text  # whole events only
-        events = []
-        for message in text.split("\n\n")[:-1]:
-            fields = dict(line.split(": ", 1) for line in message.split("\n") if line[:1] != ":")
-            if "data" in fields:
-                events.append((int(fields["id"]), orjson.loads(fields["data"])))
-        found.append(events)
+        found.append(text_events(text))
     return found
 
 
@@ -38,19 +35,19 @@ def api(live) -> ApiClient:
 
 
 def test_a_streams_backlog_goes_out_in_one_write(live, api):
-    match_id, tokens = new(api, seed=5)
-    play_to_the_end(api, match_id, tokens, 5, 2)
+    match_id, tokens = create_match(api, GAME, seed=5)
+    play_out(api, GAME, match_id, tokens, 5)
     url = live.url(f"/v1/games/{GAME}/matches/{match_id}/stream")
     with api.http.get(url, stream=True, timeout=30) as response:
         written = chunks(response)
-    expected = all_events(api, match_id, None)
+    expected = events_of(api, GAME, match_id, None)
     assert len(written) == 1  # the retry line and every event, then the end
     assert [data for _, data in written[0]] == expected
     assert [index for index, _ in written[0]] == [e["index"] for e in expected]
 
 
 def test_the_events_of_one_commit_reach_each_stream_in_one_write(live, api):
-    match_id, tokens = new(api, seed=6)
+    match_id, tokens = create_match(api, GAME, seed=6)
     url = live.url(f"/v1/games/{GAME}/matches/{match_id}/stream")
     viewers = [None, *tokens, None, *tokens]
 
@@ -62,10 +59,10 @@ def test_the_events_of_one_commit_reach_each_stream_in_one_write(live, api):
     with ThreadPoolExecutor(len(viewers)) as pool:
         following = [pool.submit(follow, token) for token in viewers]
         time.sleep(0.3)
-        play_to_the_end(api, match_id, tokens, 6, 2)
+        play_out(api, GAME, match_id, tokens, 6)
         written = [f.result(timeout=60) for f in following]
     for i, token in enumerate(viewers):
-        expected = all_events(api, match_id, token)
+        expected = events_of(api, GAME, match_id, token)
         got = [event for chunk in written[i] for event in chunk]
         assert [data for _, data in got] == expected  # each as this viewer may see it
         assert [index for index, _ in got] == [e["index"] for e in expected]

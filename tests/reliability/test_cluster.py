@@ -4,18 +4,16 @@ played through the API with REDIS_CLUSTER=1, bots and streams included."""
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
 
 import pytest
 import redis
 
 from engines import GAMES
-from service.background.worker import Worker
-from tests.conftest import LiveServer
 from tests.http.test_play import play_random
 from tests.support.client import ApiClient
 from tests.support.clusters import SLOTS, Cluster
+from tests.support.servers import LiveServer, bot_workers
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +26,8 @@ def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def cluster_live(cluster_url: str) -> Iterator[LiveServer]:
-    server = LiveServer({"REDIS_URL": cluster_url, "REDIS_CLUSTER": True})
-    yield server
-    server.stop()
+    with LiveServer({"REDIS_URL": cluster_url, "REDIS_CLUSTER": True}) as server:
+        yield server
 
 
 def test_the_cluster_spreads_matches_over_its_masters(cluster_live):
@@ -52,39 +49,27 @@ def test_a_match_of_every_game_on_the_cluster(cluster_live, name):
 
 def test_bots_and_streams_on_the_cluster(cluster_live):
     api = ApiClient(cluster_live.base)
-    matches = cluster_live.app.extensions["ludotheque.matches"]
-    worker = Worker(matches, budget_s=0.01, idle_s=0.01)
-    thread = threading.Thread(target=worker.run, daemon=True)
-    thread.start()
-    try:
+    with bot_workers(cluster_live.matches):
         created = api.create("dekal", {"players": [{"bot": "random"}, {"bot": "greedy"}]}).json()
         stream = api.http.get(
             f"{api.base}/v1/games/dekal/matches/{created['id']}/stream", timeout=60
         )
-        assert stream.text.rstrip().endswith("}") and '"match_over"' in stream.text
-        assert api.get("dekal", created["id"]).json()["status"] == "finished"
-    finally:
-        worker.stopping.set()
-        thread.join(timeout=10)
+    assert stream.text.rstrip().endswith("}") and '"match_over"' in stream.text
+    assert api.get("dekal", created["id"]).json()["status"] == "finished"
 
 
-def test_rate_limits_count_on_the_cluster(cluster_url):
-    server = LiveServer(
-        {
-            "REDIS_URL": cluster_url,
-            "REDIS_CLUSTER": True,
-            "RATELIMIT_ENABLED": True,
-            "RATE_LIMIT_PER_TOKEN": "2/minute",
-        }
+def test_rate_limits_count_on_the_cluster(cluster_url, live_server):
+    server = live_server(
+        REDIS_URL=cluster_url,
+        REDIS_CLUSTER=True,
+        RATELIMIT_ENABLED=True,
+        RATE_LIMIT_PER_TOKEN="2/minute",
     )
-    try:
-        api = ApiClient(server.base)
-        created = api.create("dekal", {"players": [{"name": "A"}, {"name": "B"}]}).json()
-        token = created["seats"][0]["token"]
-        codes = [api.get("dekal", created["id"], token).status_code for _ in range(3)]
-        assert codes == [200, 200, 429]
-    finally:
-        server.stop()
+    api = ApiClient(server.base)
+    created = api.create("dekal", {"players": [{"name": "A"}, {"name": "B"}]}).json()
+    token = created["seats"][0]["token"]
+    codes = [api.get("dekal", created["id"], token).status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
 
 
 def test_a_node_whose_port_was_taken_starts_on_another(tmp_path):

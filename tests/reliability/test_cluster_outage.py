@@ -12,25 +12,25 @@ import time
 from redis.cluster import RedisCluster
 
 from service.background.worker import Worker
-from tests.conftest import LiveServer
-from tests.http.test_api import assert_problem, replay_from_log
-from tests.reliability.test_outages import GAME, play_some
 from tests.support.client import ApiClient
 from tests.support.clusters import Cluster
+from tests.support.matches import create_match, play_out, replay_from_log
+from tests.support.problems import assert_problem
+
+GAME = "dekal"
 
 
-def test_a_stopped_cluster_means_503_then_the_service_recovers_by_itself(tmp_path):
+def test_a_stopped_cluster_means_503_then_the_service_recovers_by_itself(tmp_path, live_server):
     cluster = Cluster(tmp_path / "cluster", primaries=3).start()
-    server = LiveServer({"REDIS_URL": cluster.url, "REDIS_CLUSTER": True})
+    server = live_server(REDIS_URL=cluster.url, REDIS_CLUSTER=True)
     api = ApiClient(server.base)
     rng = random.Random(2)
     matches = server.app.extensions["ludotheque.matches"]
     worker = Worker(matches, budget_s=0.01, idle_s=0.01)
     worker_thread = threading.Thread(target=worker.run, daemon=True)
     try:
-        created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}], "seed": 4}).json()
-        match_id, tokens = created["id"], [s["token"] for s in created["seats"]]
-        play_some(api, match_id, tokens, 6, rng)
+        match_id, tokens = create_match(api, GAME, seed=4)
+        play_out(api, GAME, match_id, tokens, rng, moves=6)
         match = api.get(GAME, match_id).json()
         version, seat = match["version"], match["to_act"][0]
         legal = api.legal(GAME, match_id, tokens[seat]).json()["actions"]
@@ -83,7 +83,7 @@ def test_a_stopped_cluster_means_503_then_the_service_recovers_by_itself(tmp_pat
         assert api.get(GAME, match_id).json()["version"] == version, "nothing half-applied"
         answer = api.act(GAME, match_id, tokens[seat], legal[0], Idempotency_Key="down-1")
         assert answer.status_code == 200, answer.text
-        play_some(api, match_id, tokens, 6, rng)
+        play_out(api, GAME, match_id, tokens, rng, moves=6)
         bots = api.create(GAME, {"players": [{"bot": "random"}, {"bot": "random"}]}).json()
         while api.get(GAME, bots["id"]).json()["status"] != "finished":
             assert time.monotonic() < deadline + 60, "the worker did not resume"
@@ -94,5 +94,4 @@ def test_a_stopped_cluster_means_503_then_the_service_recovers_by_itself(tmp_pat
         client.close()
     finally:
         worker.stopping.set()
-        server.stop()
         cluster.close()

@@ -3,13 +3,13 @@ lobby's index lives in a slot of its own, the matches in theirs."""
 
 from __future__ import annotations
 
-from tests.http.test_lifecycle import Lifecycle
 from tests.http.test_lobby import RoundTrips
 from tests.reliability.test_cluster import SLOTS, cluster_live, cluster_url  # noqa: F401 (fixtures)
+from tests.support.client import ApiClient
 
 
 def test_the_lobby_and_the_lifecycle_on_the_cluster(cluster_live, monkeypatch):  # noqa: F811
-    api = Lifecycle(cluster_live.base)
+    api = ApiClient(cluster_live.base)
     store = cluster_live.app.extensions["ludotheque.matches"].store
     made = [
         api.create("gaudi", {"players": [{"name": "A"}, {}], "listed": True}).json()

@@ -12,33 +12,24 @@ import redis
 
 from engines import GAMES
 from service.store.embedded import EmbeddedRedis, free_port
-from tests.conftest import LiveServer
-from tests.http.test_api import assert_problem, replay_from_log
-from tests.live.test_live import sse_events
-from tests.server.test_cli import start
 from tests.support.client import ApiClient
+from tests.support.matches import create_match, play_out, replay_from_log
+from tests.support.problems import assert_problem
+from tests.support.servers import start_serve
+from tests.support.streams import sse_events
 
 GAME = "dekal"
 
 
-def play_some(api: ApiClient, match_id: str, tokens: list[str], steps: int, rng) -> None:
-    for _ in range(steps):
-        match = api.get(GAME, match_id).json()
-        seat = rng.choice(match["to_act"])
-        action = rng.choice(api.legal(GAME, match_id, tokens[seat]).json()["actions"])
-        assert api.act(GAME, match_id, tokens[seat], action).status_code == 200
-
-
-def test_redis_down_means_503_then_the_service_recovers_by_itself(tmp_path):
+def test_redis_down_means_503_then_the_service_recovers_by_itself(tmp_path, live_server):
     backend = EmbeddedRedis(tmp_path / "redis", persist=True)
     url = backend.start()
-    server = LiveServer({"REDIS_URL": url})
+    server = live_server(REDIS_URL=url)
     api = ApiClient(server.base)
     rng = random.Random(1)
     try:
-        created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}], "seed": 4}).json()
-        match_id, tokens = created["id"], [s["token"] for s in created["seats"]]
-        play_some(api, match_id, tokens, 5, rng)
+        match_id, tokens = create_match(api, GAME, seed=4)
+        play_out(api, GAME, match_id, tokens, rng, moves=5)
         match = api.get(GAME, match_id).json()
         version, seat = match["version"], match["to_act"][0]
         legal = api.legal(GAME, match_id, tokens[seat]).json()["actions"]
@@ -67,19 +58,20 @@ def test_redis_down_means_503_then_the_service_recovers_by_itself(tmp_path):
             assert time.monotonic() < deadline, "the service did not recover"
             time.sleep(0.2)
         assert api.get(GAME, match_id).json()["version"] == version, "nothing half-applied"
-        play_some(api, match_id, tokens, 5, rng)
+        play_out(api, GAME, match_id, tokens, rng, moves=5)
         client = redis.Redis.from_url(url)
         stored, state, _ = replay_from_log(client, match_id)
         assert state == stored["state"]
         client.close()
     finally:
-        server.stop()
         backend.stop()
 
 
 def test_sigterm_finishes_in_flight_requests_and_ends_streams_cleanly(tmp_path, redis_url):
     port = free_port()
-    server = start(tmp_path / "serve", port, {**os.environ, "REDIS_URL": redis_url}, workers=1)
+    server = start_serve(
+        tmp_path / "serve", port, {**os.environ, "REDIS_URL": redis_url}, workers=1
+    )
     api = ApiClient(f"http://127.0.0.1:{port}")
     created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}]}).json()
     match_id = created["id"]

@@ -7,22 +7,20 @@ from __future__ import annotations
 
 import random
 import signal
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
 
 from service.background.scheduler import READY_BOTS, READY_PEOPLE, TIMERS
-from service.background.worker import Worker
 from service.store.matches import match_key
 from service.store.sentinel import parse_sentinel_url
-from tests.conftest import LiveServer
-from tests.http.test_api import assert_problem, replay_from_log
-from tests.reliability.test_outages import GAME, play_some
 from tests.support.client import ApiClient
+from tests.support.matches import create_match, play_out, replay_from_log
+from tests.support.problems import assert_problem
 from tests.support.sentinels import SentinelGroup
+from tests.support.servers import LiveServer, bot_workers
 
 # How long a write waits for its replicas: short where the test pauses them
 # (each unconfirmed write waits it out), long where they must confirm on a
@@ -38,19 +36,20 @@ def group(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelGroup]:
     sentinels.close()
 
 
-def serve(group: SentinelGroup, min_replicas: int, timeout_ms: int = TIMEOUT_MS) -> LiveServer:
-    return LiveServer(
-        {
-            "REDIS_URL": group.url,
-            "REDIS_MIN_REPLICAS": min_replicas,
-            "REDIS_REPLICAS_TIMEOUT_MS": timeout_ms,
-        }
+GAME = "dekal"
+
+
+def serve(
+    live_server: Callable[..., LiveServer],
+    group: SentinelGroup,
+    min_replicas: int,
+    timeout_ms: int = TIMEOUT_MS,
+) -> LiveServer:
+    return live_server(
+        REDIS_URL=group.url,
+        REDIS_MIN_REPLICAS=min_replicas,
+        REDIS_REPLICAS_TIMEOUT_MS=timeout_ms,
     )
-
-
-def new_match(api: ApiClient, seed: int) -> tuple[str, list[str]]:
-    created = api.create(GAME, {"players": [{"name": "A"}, {"name": "B"}], "seed": seed}).json()
-    return created["id"], [seat["token"] for seat in created["seats"]]
 
 
 def next_move(api: ApiClient, match_id: str, tokens: list[str]) -> tuple[int, dict, int]:
@@ -86,107 +85,95 @@ def test_a_sentinel_url_names_its_sentinels_service_and_database():
     assert (found["service"], found["db"], found["ssl"]) == ("mymaster", 0, True)
 
 
-def test_a_confirmed_action_is_already_on_the_replicas(group):
-    server = serve(group, min_replicas=2, timeout_ms=PATIENT_MS)
+def test_a_confirmed_action_is_already_on_the_replicas(group, live_server):
+    server = serve(live_server, group, min_replicas=2, timeout_ms=PATIENT_MS)
     api = ApiClient(server.base)
-    try:
-        match_id, tokens = new_match(api, 1)
-        for _ in range(5):
-            seat, action, _ = next_move(api, match_id, tokens)
-            answer = api.act(GAME, match_id, tokens[seat], action)
-            assert answer.status_code == 200, answer.text
-            for port in group.replicas():
-                with redis.Redis(port=port) as replica:
-                    stored = replica.hget(match_key(match_id), "v")
-                    assert int(stored) == answer.json()["version"]
-    finally:
-        server.stop()
-
-
-def test_an_action_the_replicas_do_not_confirm_answers_503_and_its_retry_applies_it_once(group):
-    server = serve(group, min_replicas=1)
-    api = ApiClient(server.base)
-    try:
-        match_id, tokens = new_match(api, 2)
-        play_some(api, match_id, tokens, 3, random.Random(2))
-        before = len(actions_logged(group, match_id))
-        seat, action, version = next_move(api, match_id, tokens)
-        paused = group.replicas()
-        for port in paused:
-            group.signal(port, signal.SIGSTOP)
-        try:
-            started = time.monotonic()
-            answer = api.act(GAME, match_id, tokens[seat], action, Idempotency_Key="k1")
-            assert_problem(answer, 503, "store_unavailable")
-            assert answer.headers["Retry-After"] == "1"
-            assert time.monotonic() - started < 5, "a bounded wait"
-            again = api.act(GAME, match_id, tokens[seat], action, Idempotency_Key="k1")
-            assert_problem(again, 503, "store_unavailable")  # still not replicated
-        finally:
-            for port in paused:
-                group.signal(port, signal.SIGCONT)
-        answer = retry_until_answered(
-            api, lambda: api.act(GAME, match_id, tokens[seat], action, Idempotency_Key="k1")
-        )
+    match_id, tokens = create_match(api, GAME, seed=1)
+    for _ in range(5):
+        seat, action, _ = next_move(api, match_id, tokens)
+        answer = api.act(GAME, match_id, tokens[seat], action)
         assert answer.status_code == 200, answer.text
-        assert answer.json()["version"] == version + 1
-        logged = actions_logged(group, match_id)
-        assert len(logged) == before + 1, "applied once"
-        assert (logged[-1]["seat"], logged[-1]["action"]) == (seat, action)
-    finally:
-        server.stop()
+        for port in group.replicas():
+            with redis.Redis(port=port) as replica:
+                stored = replica.hget(match_key(match_id), "v")
+                assert int(stored) == answer.json()["version"]
 
 
-def test_a_failover_after_an_unconfirmed_action_leaves_it_applied_once_or_not_at_all(group):
-    server = serve(group, min_replicas=1)
+def test_an_action_the_replicas_do_not_confirm_answers_503_and_its_retry_applies_it_once(
+    group, live_server
+):
+    server = serve(live_server, group, min_replicas=1)
     api = ApiClient(server.base)
+    match_id, tokens = create_match(api, GAME, seed=2)
+    play_out(api, GAME, match_id, tokens, random.Random(2), moves=3)
+    before = len(actions_logged(group, match_id))
+    seat, action, version = next_move(api, match_id, tokens)
+    paused = group.replicas()
+    for port in paused:
+        group.signal(port, signal.SIGSTOP)
     try:
-        match_id, tokens = new_match(api, 3)
-        play_some(api, match_id, tokens, 3, random.Random(3))
-        before = len(actions_logged(group, match_id))
-        seat, action, version = next_move(api, match_id, tokens)
-        old_primary, paused = group.primary(), group.replicas()
-        for port in paused:
-            group.signal(port, signal.SIGSTOP)
-        answer = api.act(GAME, match_id, tokens[seat], action, Idempotency_Key="k2")
+        started = time.monotonic()
+        answer = api.act(GAME, match_id, tokens[seat], action, Idempotency_Key="k1")
         assert_problem(answer, 503, "store_unavailable")
-        group.signal(old_primary, signal.SIGKILL)
+        assert answer.headers["Retry-After"] == "1"
+        assert time.monotonic() - started < 5, "a bounded wait"
+        again = api.act(GAME, match_id, tokens[seat], action, Idempotency_Key="k1")
+        assert_problem(again, 503, "store_unavailable")  # still not replicated
+    finally:
         for port in paused:
             group.signal(port, signal.SIGCONT)
-        answer = retry_until_answered(
-            api, lambda: api.act(GAME, match_id, tokens[seat], action, Idempotency_Key="k2")
-        )
-        assert answer.status_code == 200, answer.text
-        assert group.primary() != old_primary, "the Sentinels failed over"
-        assert answer.json()["version"] == version + 1
-        logged = actions_logged(group, match_id)
-        assert len(logged) == before + 1, "applied once"
-        assert (logged[-1]["seat"], logged[-1]["action"]) == (seat, action)
-        play_some(api, match_id, tokens, 3, random.Random(4))
-        group.restart(old_primary)
-        group.wait_healthy()
-    finally:
-        server.stop()
+    answer = retry_until_answered(
+        api, lambda: api.act(GAME, match_id, tokens[seat], action, Idempotency_Key="k1")
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["version"] == version + 1
+    logged = actions_logged(group, match_id)
+    assert len(logged) == before + 1, "applied once"
+    assert (logged[-1]["seat"], logged[-1]["action"]) == (seat, action)
 
 
-def test_bots_play_to_the_end_when_every_write_waits_for_replicas(group):
-    server = serve(group, min_replicas=2, timeout_ms=PATIENT_MS)
+def test_a_failover_after_an_unconfirmed_action_leaves_it_applied_once_or_not_at_all(
+    group, live_server
+):
+    server = serve(live_server, group, min_replicas=1)
     api = ApiClient(server.base)
-    worker = Worker(server.app.extensions["ludotheque.matches"], budget_s=0.01, idle_s=0.01)
-    thread = threading.Thread(target=worker.run, daemon=True)
-    thread.start()
-    try:
+    match_id, tokens = create_match(api, GAME, seed=3)
+    play_out(api, GAME, match_id, tokens, random.Random(3), moves=3)
+    before = len(actions_logged(group, match_id))
+    seat, action, version = next_move(api, match_id, tokens)
+    old_primary, paused = group.primary(), group.replicas()
+    for port in paused:
+        group.signal(port, signal.SIGSTOP)
+    answer = api.act(GAME, match_id, tokens[seat], action, Idempotency_Key="k2")
+    assert_problem(answer, 503, "store_unavailable")
+    group.signal(old_primary, signal.SIGKILL)
+    for port in paused:
+        group.signal(port, signal.SIGCONT)
+    answer = retry_until_answered(
+        api, lambda: api.act(GAME, match_id, tokens[seat], action, Idempotency_Key="k2")
+    )
+    assert answer.status_code == 200, answer.text
+    assert group.primary() != old_primary, "the Sentinels failed over"
+    assert answer.json()["version"] == version + 1
+    logged = actions_logged(group, match_id)
+    assert len(logged) == before + 1, "applied once"
+    assert (logged[-1]["seat"], logged[-1]["action"]) == (seat, action)
+    play_out(api, GAME, match_id, tokens, random.Random(4), moves=3)
+    group.restart(old_primary)
+    group.wait_healthy()
+
+
+def test_bots_play_to_the_end_when_every_write_waits_for_replicas(group, live_server):
+    server = serve(live_server, group, min_replicas=2, timeout_ms=PATIENT_MS)
+    api = ApiClient(server.base)
+    with bot_workers(server.matches):
         created = api.create(GAME, {"players": [{"bot": "random"}, {"bot": "random"}]}).json()
         deadline = time.monotonic() + 60
         while api.get(GAME, created["id"]).json()["status"] != "finished":
             assert time.monotonic() < deadline, "the bots did not finish"
             time.sleep(0.1)
-        for port in group.replicas():
-            with redis.Redis(port=port) as replica:
-                for queue in (READY_PEOPLE, READY_BOTS, TIMERS):
-                    assert replica.zscore(queue, created["id"]) is None, "unscheduled everywhere"
-        assert len(actions_logged(group, created["id"])) == 64
-    finally:
-        worker.stopping.set()
-        thread.join(timeout=10)
-        server.stop()
+    for port in group.replicas():
+        with redis.Redis(port=port) as replica:
+            for queue in (READY_PEOPLE, READY_BOTS, TIMERS):
+                assert replica.zscore(queue, created["id"]) is None, "unscheduled everywhere"
+    assert len(actions_logged(group, created["id"])) == 64

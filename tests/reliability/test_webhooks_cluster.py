@@ -4,7 +4,6 @@ queue lives in a slot of its own, each match's cursor in the match's slot."""
 from __future__ import annotations
 
 from service.background import outbound, webhooks
-from tests.background.test_bots import wait_until
 from tests.background.test_webhooks import (
     GAME,
     LOOPBACK,
@@ -18,6 +17,7 @@ from tests.reliability.test_cluster import cluster_live, cluster_url  # noqa: F4
 from tests.support.client import ApiClient
 from tests.support.clusters import SLOTS
 from tests.support.receivers import BotServer, WebhookReceiver
+from tests.support.waiting import wait_until
 
 
 def test_webhooks_and_http_bots_on_the_cluster(cluster_live, monkeypatch):  # noqa: F811

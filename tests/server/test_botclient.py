@@ -4,19 +4,13 @@ against a server-side bot, through a server restart, to the end."""
 from __future__ import annotations
 
 import subprocess
-import sys
-import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from service.background.worker import Worker
 from service.store.embedded import free_port
-from tests.conftest import LiveServer
 from tests.support.client import ApiClient
-
-LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
+from tests.support.servers import LUDOTHEQUE, bot_workers
 
 
 def external_bot(base: str, game: str, match_id: str, token: str, policy: str):
@@ -43,37 +37,28 @@ def external_bot(base: str, game: str, match_id: str, token: str, policy: str):
     )
 
 
-def server_bots(server: LiveServer) -> tuple[Worker, threading.Thread]:
-    worker = Worker(server.app.extensions["ludotheque.matches"], budget_s=0.02, idle_s=0.01)
-    thread = threading.Thread(target=worker.run, daemon=True)
-    thread.start()
-    return worker, thread
-
-
 @pytest.mark.parametrize("policy", ["random", "mcts"])
-def test_an_external_bot_plays_a_server_bot_through_a_restart(redis_url, policy):
+def test_an_external_bot_plays_a_server_bot_through_a_restart(live_server, policy):
     port = free_port()
-    server = LiveServer({"REDIS_URL": redis_url}, port=port)
+    server = live_server(port=port)
     api = ApiClient(server.base)
     created = api.create(
         "dekal", {"players": [{"name": "outside"}, {"bot": "mcts"}], "seed": 13}
     ).json()
     match_id, token = created["id"], created["seats"][0]["token"]
-    worker, thread = server_bots(server)
     process = external_bot(server.base, "dekal", match_id, token, policy)
     try:
-        # let a few turns go, then restart the server under the bot's feet
-        deadline = time.monotonic() + 30
-        while api.get("dekal", match_id).json()["version"] < 12:
-            assert time.monotonic() < deadline, process.stderr and process.poll()
-            time.sleep(0.05)
-        worker.stopping.set()
-        thread.join(timeout=10)
+        with bot_workers(server.matches, budget_s=0.02):
+            # let a few turns go, then restart the server under the bot's feet
+            deadline = time.monotonic() + 30
+            while api.get("dekal", match_id).json()["version"] < 12:
+                assert time.monotonic() < deadline, process.stderr and process.poll()
+                time.sleep(0.05)
         server.stop()
         time.sleep(1.0)
-        server = LiveServer({"REDIS_URL": redis_url}, port=port)
-        worker, thread = server_bots(server)
-        out, err = process.communicate(timeout=120)
+        server = live_server(port=port)
+        with bot_workers(server.matches, budget_s=0.02):
+            out, err = process.communicate(timeout=120)
         assert process.returncode == 0, err
         assert "retrying" in err, "the bot saw the server go away"
         final = ApiClient(server.base).get("dekal", match_id).json()
@@ -84,9 +69,6 @@ def test_an_external_bot_plays_a_server_bot_through_a_restart(redis_url, policy)
         if process.poll() is None:
             process.kill()
             process.communicate()
-        worker.stopping.set()
-        thread.join(timeout=10)
-        server.stop()
 
 
 SHORT_MATCHES = {
@@ -98,11 +80,10 @@ SHORT_MATCHES = {
 
 
 @pytest.mark.parametrize("game", sorted(SHORT_MATCHES))
-def test_an_external_mcts_bot_finishes_a_match_of_every_game(live, game):
+def test_an_external_mcts_bot_finishes_a_match_of_every_game(live, live_bots, game):
     api = ApiClient(live.base)
     body = {"players": [{"name": "outside"}, {"bot": "random"}], "options": SHORT_MATCHES[game]}
     created = api.create(game, body).json()
-    worker, thread = server_bots(live)
     process = external_bot(live.base, game, created["id"], created["seats"][0]["token"], "mcts")
     try:
         _, err = process.communicate(timeout=120)
@@ -112,5 +93,3 @@ def test_an_external_mcts_bot_finishes_a_match_of_every_game(live, game):
         if process.poll() is None:
             process.kill()
             process.communicate()
-        worker.stopping.set()
-        thread.join(timeout=10)

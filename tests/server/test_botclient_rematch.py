@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from tests.server.test_botclient import LUDOTHEQUE, server_bots
 from tests.support.client import ApiClient
+from tests.support.servers import LUDOTHEQUE
 
 
 def bot_process(base: str, match_id: str, token: str, rematches: int) -> subprocess.Popen:
@@ -28,10 +28,9 @@ def outcomes(process: subprocess.Popen) -> list[dict]:
     return [json.loads(line) for line in out.splitlines()]
 
 
-def test_an_external_bot_plays_rematches_against_a_server_bot(live):
+def test_an_external_bot_plays_rematches_against_a_server_bot(live, live_bots):
     api = ApiClient(live.base)
     created = api.create("pacal", {"players": [{"name": "outside"}, {"bot": "random"}]}).json()
-    worker, thread = server_bots(live)
     process = bot_process(live.base, created["id"], created["seats"][0]["token"], 2)
     try:
         played = outcomes(process)
@@ -51,8 +50,6 @@ def test_an_external_bot_plays_rematches_against_a_server_bot(live):
         if process.poll() is None:
             process.kill()
             process.communicate()
-        worker.stopping.set()
-        thread.join(timeout=10)
 
 
 def test_two_external_bots_offer_and_accept_a_rematch(live):

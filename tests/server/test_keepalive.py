@@ -13,7 +13,7 @@ import time
 import pytest
 
 from service.store.embedded import free_port
-from tests.server.test_cli import interrupt, start
+from tests.support.servers import interrupt, start_serve
 
 
 def ask(connection: socket.socket) -> http.client.HTTPResponse:
@@ -32,7 +32,7 @@ def test_an_idle_connection_is_kept_for_the_keepalive(redis_url, tmp_path, keepa
     if keepalive is not None:
         env["LUDOTHEQUE_KEEPALIVE_S"] = keepalive
     port = free_port()
-    server = start(tmp_path / "data", port, env, workers=1)
+    server = start_serve(tmp_path / "data", port, env, workers=1)
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
             first = ask(connection)

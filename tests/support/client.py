@@ -1,4 +1,4 @@
-"""A small HTTP client for the API tests: one method per endpoint."""
+"""A small HTTP client for the tests: one method per endpoint."""
 
 from __future__ import annotations
 
@@ -57,3 +57,27 @@ class ApiClient:
             params={"after": after},
             headers=self._auth(token),
         )
+
+    # -- a match's life around its play ------------------------------------------
+    def _post(self, game: str, match_id: str, what: str, token: str | None) -> requests.Response:
+        return self.http.post(
+            f"{self.base}/v1/games/{game}/matches/{match_id}/{what}", headers=self._auth(token)
+        )
+
+    def leave(self, game: str, match_id: str, seat: int, token: str | None) -> requests.Response:
+        return self.http.delete(
+            f"{self.base}/v1/games/{game}/matches/{match_id}/seats/{seat}",
+            headers=self._auth(token),
+        )
+
+    def resign(self, game: str, match_id: str, token: str | None) -> requests.Response:
+        return self._post(game, match_id, "resign", token)
+
+    def abort(self, game: str, match_id: str, token: str | None) -> requests.Response:
+        return self._post(game, match_id, "abort", token)
+
+    def rematch(self, game: str, match_id: str, token: str | None) -> requests.Response:
+        return self._post(game, match_id, "rematch", token)
+
+    def lobby(self, game: str, **params: Any) -> requests.Response:
+        return self.http.get(f"{self.base}/v1/games/{game}/matches", params=params)
