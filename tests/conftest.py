@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from service.store.embedded import EmbeddedRedis
+from tests.support.clusters import Cluster
 from tests.support.servers import LiveServer, bot_workers
 
 
@@ -36,6 +37,23 @@ def live(redis_url: str) -> Iterator[LiveServer]:
     server = LiveServer({"REDIS_URL": redis_url})
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Redis Cluster: three masters, the slots split in three, met with
+    CLUSTER MEET. Shared by the session: its tests are one xdist group
+    ("cluster"), so that one worker starts it once."""
+    cluster = Cluster(tmp_path_factory.mktemp("cluster"), primaries=3).start()
+    yield cluster.url
+    cluster.close()
+
+
+@pytest.fixture(scope="session")
+def cluster_live(cluster_url: str) -> Iterator[LiveServer]:
+    """The app on that cluster."""
+    with LiveServer({"REDIS_URL": cluster_url, "REDIS_CLUSTER": True}) as server:
+        yield server
 
 
 @pytest.fixture

@@ -34,6 +34,9 @@ def test_streams_held_up_to_the_caps_leave_other_clients_answered_promptly(tmp_p
         "LUDOTHEQUE_FOLLOWERS_PER_PROCESS": str(PER_PROCESS),
         "LUDOTHEQUE_WORKER_CONNECTIONS": str(PER_PROCESS + 20),
         "LUDOTHEQUE_RATE_LIMITS": "0",
+        # a stream sees its client gone when it next writes: a keep-alive
+        # every second gives the allowance back soon after the close
+        "LUDOTHEQUE_SSE_KEEPALIVE_S": "1",
     }
     server = start_serve(tmp_path, port, env, workers=1)
     try:

@@ -10,11 +10,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
 import redis
 import requests
 
 from service.live.hub import wake_channel
-from tests.reliability.test_cluster import cluster_url  # noqa: F401 (a fixture)
 from tests.support.client import ApiClient
 from tests.support.matches import create_match, events_of, play_out
 from tests.support.streams import sse_events
@@ -22,7 +22,8 @@ from tests.support.streams import sse_events
 GAME = "dekal"
 
 
-def test_a_write_publishes_a_wake_up_in_the_matchs_slot_on_a_cluster(cluster_url, live_server):  # noqa: F811
+@pytest.mark.xdist_group("cluster")
+def test_a_write_publishes_a_wake_up_in_the_matchs_slot_on_a_cluster(cluster_url, live_server):
     server = live_server(REDIS_URL=cluster_url, REDIS_CLUSTER=True)
     api = ApiClient(server.base)
     match_id, tokens = create_match(api, GAME, seed=8)

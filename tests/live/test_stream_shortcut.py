@@ -22,15 +22,18 @@ from tests.support.matches import create_match, events_of, play_out
 from tests.support.servers import interrupt, start_serve
 from tests.support.streams import text_events
 
+pytestmark = pytest.mark.xdist_group("stream_shortcut")
+
 GAME = "dekal"
 
 
-@pytest.fixture
-def served(redis_url, tmp_path):
-    """``ludotheque serve`` with one worker, its keep-alive comments every 0.5 s."""
+@pytest.fixture(scope="module")
+def served(redis_url, tmp_path_factory):
+    """``ludotheque serve`` with one worker, its keep-alive comments every 0.5 s
+    (one for the module: each test follows matches of its own)."""
     port = free_port()
     env = {**os.environ, "REDIS_URL": redis_url, "LUDOTHEQUE_SSE_KEEPALIVE_S": "0.5"}
-    server = start_serve(tmp_path / "data", port, env, workers=1)
+    server = start_serve(tmp_path_factory.mktemp("served") / "data", port, env, workers=1)
     yield ApiClient(f"http://127.0.0.1:{port}"), port
     log = interrupt(server)
     assert "Traceback" not in log, log

@@ -4,7 +4,6 @@ played through the API with REDIS_CLUSTER=1, bots and streams included."""
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 
 import pytest
 import redis
@@ -13,21 +12,9 @@ from engines import GAMES
 from tests.http.test_play import play_random
 from tests.support.client import ApiClient
 from tests.support.clusters import SLOTS, Cluster
-from tests.support.servers import LiveServer, bot_workers
+from tests.support.servers import bot_workers
 
-
-@pytest.fixture(scope="module")
-def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Three masters, the slots split in three, met with CLUSTER MEET."""
-    cluster = Cluster(tmp_path_factory.mktemp("cluster"), primaries=3).start()
-    yield cluster.url
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
-def cluster_live(cluster_url: str) -> Iterator[LiveServer]:
-    with LiveServer({"REDIS_URL": cluster_url, "REDIS_CLUSTER": True}) as server:
-        yield server
+pytestmark = pytest.mark.xdist_group("cluster")
 
 
 def test_the_cluster_spreads_matches_over_its_masters(cluster_live):

@@ -3,12 +3,16 @@ lobby's index lives in a slot of its own, the matches in theirs."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.http.test_lobby import RoundTrips
-from tests.reliability.test_cluster import SLOTS, cluster_live, cluster_url  # noqa: F401 (fixtures)
 from tests.support.client import ApiClient
+from tests.support.clusters import SLOTS
+
+pytestmark = pytest.mark.xdist_group("cluster")
 
 
-def test_the_lobby_and_the_lifecycle_on_the_cluster(cluster_live, monkeypatch):  # noqa: F811
+def test_the_lobby_and_the_lifecycle_on_the_cluster(cluster_live, monkeypatch):
     api = ApiClient(cluster_live.base)
     store = cluster_live.app.extensions["ludotheque.matches"].store
     made = [

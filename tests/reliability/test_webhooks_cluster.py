@@ -3,6 +3,8 @@ queue lives in a slot of its own, each match's cursor in the match's slot."""
 
 from __future__ import annotations
 
+import pytest
+
 from service.background import outbound, webhooks
 from tests.background.test_webhooks import (
     GAME,
@@ -13,14 +15,15 @@ from tests.background.test_webhooks import (
     log_of,
     running,
 )
-from tests.reliability.test_cluster import cluster_live, cluster_url  # noqa: F401 (fixtures)
 from tests.support.client import ApiClient
 from tests.support.clusters import SLOTS
 from tests.support.receivers import BotServer, WebhookReceiver
 from tests.support.waiting import wait_until
 
+pytestmark = pytest.mark.xdist_group("cluster")
 
-def test_webhooks_and_http_bots_on_the_cluster(cluster_live, monkeypatch):  # noqa: F811
+
+def test_webhooks_and_http_bots_on_the_cluster(cluster_live, monkeypatch):
     monkeypatch.setenv(outbound.ALLOW_ENV, LOOPBACK)
     api = ApiClient(cluster_live.base)
     matches = cluster_live.app.extensions["ludotheque.matches"]
