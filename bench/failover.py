@@ -20,7 +20,7 @@ what its client was told:
 - longest 503: the longest time one request kept being answered 503 (or
   cut) before it got an answer; and each failover's time to heal.
 
-The test ``tests/test_failover.py`` runs it small; at a bigger scale (the
+The test ``tests/reliability/test_failover.py`` runs it small; at a bigger scale (the
 figures go to ``bench/results/failover.json``, ``bench.results``)::
 
     python -m bench.failover --kills 5 --clients 16 --seconds-between 5 --min-replicas 1
@@ -51,10 +51,10 @@ from bench import results
 from engines import GAMES
 from service.domain.matches import engine_options
 from service.store.matches import log_key, match_key
-from tests.api.client import ApiClient
-from tests.clusters import Cluster
-from tests.conftest import LiveServer
-from tests.sentinels import SentinelGroup
+from tests.support.client import ApiClient
+from tests.support.clusters import Cluster
+from tests.support.sentinels import SentinelGroup
+from tests.support.servers import LiveServer
 
 GAME = "dekal"
 

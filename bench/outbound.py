@@ -18,7 +18,7 @@ webhook deliverer (deployed settings). Then, in one run:
    the most allowed) and ``--receivers`` webhook receivers (each called by
    a match of its own) drip their answers: a status line and headers that
    never end, one byte every ``--gap-ms``. The dripping servers run in a
-   process of their own (``tests.api.receivers.DripperFarm``), as they
+   process of their own (``tests.support.receivers.DripperFarm``), as they
    would on someone else's machine.
 
 It prints, for each phase, the count, p50, p99 and max of both delays, and
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     from service.cli import delivery_settings
     from service.settings import load
     from service.store.embedded import EmbeddedRedis
-    from tests.api.receivers import DripperFarm
+    from tests.support.receivers import DripperFarm
 
     arrived: dict[tuple[str, int], float] = {}
 

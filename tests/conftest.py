@@ -1,21 +1,40 @@
-"""Shared fixtures: a real Redis (REDIS_URL, else a private embedded server)
-and the app served over real HTTP on a loopback port."""
+"""Shared fixtures: a real Redis (REDIS_URL, else a private embedded server),
+the app served over real HTTP on a loopback port (``live``, shared by the
+session; ``live_server``, with given settings, per test), and Chromium."""
 
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import redis
-import requests
-from werkzeug.serving import make_server
 
-from service.app import create_app
 from service.background import outbound
 from service.store.embedded import EmbeddedRedis
+from tests.support.clusters import Cluster
+from tests.support.servers import LiveServer, bot_workers
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` a worker names each test's xdist_group in its
+    node id (``...::test@group``), which tells the scheduler to keep the group
+    on one worker. pytest-xdist 3.8 does it by setting ``item._nodeid``, which
+    pytest 9 no longer reads: without this the groups are spread like any test,
+    and what a module starts once starts on both workers."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # another pytest: xdist's own way may work there
+        return
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name")) for m in marks})
+        if groups and "@" not in item.nodeid and hasattr(item, "_id"):
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 @pytest.fixture(scope="session")
@@ -34,32 +53,6 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
     client.close()
 
 
-class LiveServer:
-    """The app on a real socket; ``url(path)`` and a requests session."""
-
-    def __init__(self, app_config: dict, port: int = 0) -> None:
-        # Rate limits and the cap of bot seats are tested on their own;
-        # elsewhere they would only get in the way.
-        quotas_off = {"RATELIMIT_ENABLED": False, "BOT_SEATS_PER_ADDRESS": 0}
-        self.app = create_app({**quotas_off, **app_config})
-        self.server = make_server("127.0.0.1", port, self.app, threaded=True)
-        self.base = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.http = requests.Session()
-
-    def url(self, path: str) -> str:
-        return self.base + path
-
-    def stop(self) -> None:
-        """Stop as a server process stops: no new connection, and the
-        streams and long polls it holds end (werkzeug alone would let them
-        run on the stopped app)."""
-        self.server.shutdown()
-        self.app.extensions["ludotheque.live"].hub.stop()
-        self.http.close()
-
-
 @pytest.fixture(scope="session")
 def live(redis_url: str) -> Iterator[LiveServer]:
     server = LiveServer({"REDIS_URL": redis_url})
@@ -67,12 +60,52 @@ def live(redis_url: str) -> Iterator[LiveServer]:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Redis Cluster: three masters, the slots split in three, met with
+    CLUSTER MEET. Shared by the session: its tests are one xdist group
+    ("cluster"), so that one worker starts it once."""
+    cluster = Cluster(tmp_path_factory.mktemp("cluster"), primaries=3).start()
+    yield cluster.url
+    cluster.close()
+
+
+@pytest.fixture(scope="session")
+def cluster_live(cluster_url: str) -> Iterator[LiveServer]:
+    """The app on that cluster."""
+    with LiveServer({"REDIS_URL": cluster_url, "REDIS_CLUSTER": True}) as server:
+        yield server
+
+
+@pytest.fixture
+def live_server(redis_url: str) -> Iterator[Callable[..., LiveServer]]:
+    """Start the app on a loopback port with the given settings (the app's
+    config keys: ``live_server(FOLLOWERS_PER_TOKEN=1)``), on the session's
+    Redis unless REDIS_URL says otherwise; each one stops after the test."""
+    started: list[LiveServer] = []
+
+    def start(port: int = 0, **settings: object) -> LiveServer:
+        server = LiveServer({"REDIS_URL": redis_url, **settings}, port=port)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
 @pytest.fixture
 def matches(live: LiveServer):
     """The live server's match logic (service.domain.matches.Matches), for what a
-    worker process does beside it: webhook deliveries (its bot turns:
-    ``live.app.extensions["ludotheque.turns"]``)."""
-    return live.app.extensions["ludotheque.matches"]
+    worker process does beside it: bot turns, webhook deliveries."""
+    return live.matches
+
+
+@pytest.fixture
+def live_bots(live: LiveServer) -> Iterator[None]:
+    """A bot worker playing the live server's bot turns during the test."""
+    with bot_workers(live.app):
+        yield
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import LiveServer
+from tests.support.servers import LiveServer
 
 PAGE = Path(__file__).with_name("page.html")
 
@@ -32,11 +32,10 @@ class Counting:
 
 @pytest.fixture(scope="session")
 def api_server(redis_url: str) -> Iterator[LiveServer]:
-    server = LiveServer({"REDIS_URL": redis_url})
-    server.counting = Counting(server.app.wsgi_app)
-    server.app.wsgi_app = server.counting
-    yield server
-    server.stop()
+    with LiveServer({"REDIS_URL": redis_url}) as server:
+        server.counting = Counting(server.app.wsgi_app)
+        server.app.wsgi_app = server.counting
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from service.background.worker import Worker
-from tests.conftest import LiveServer
+from tests.support.servers import LiveServer, bot_workers
 
 ARTIFACTS = Path(__file__).with_name("artifacts")
 IMAGES = Path(__file__).parents[2] / "docs" / "images"
@@ -30,14 +28,8 @@ IMAGES = Path(__file__).parents[2] / "docs" / "images"
 
 @pytest.fixture(scope="module", name="server")
 def server_fixture(redis_url: str) -> Iterator[LiveServer]:
-    live = LiveServer({"REDIS_URL": redis_url})
-    worker = Worker(live.app.extensions["ludotheque.turns"], budget_s=0.05, idle_s=0.01)
-    thread = threading.Thread(target=worker.run, daemon=True)
-    thread.start()
-    yield live
-    worker.stopping.set()
-    thread.join(10)
-    live.stop()
+    with LiveServer({"REDIS_URL": redis_url}) as live, bot_workers(live.app, budget_s=0.05):
+        yield live
 
 
 class Guard:

@@ -19,7 +19,12 @@ from service.domain import fairness
 from service.domain.matches import apply_logged, public_seats
 from tests.contract.conformance import contract, errors, fast_validator
 
-MATCHES = 1000  # per game at least, unless the time budget runs out first
+# Matches per game, unless the time budget runs out first. From seed 0 on,
+# the last event of a shape not seen before (its type and fields, nested)
+# came at match 913 in Dékal, 73 in Ducale, 18 in Gaudí and 46 in Pacal:
+# past a few times that, more matches show no event the contract has not
+# been asked about (Gaudí's take 80 ms each, Ducale's 20 ms).
+MATCHES = {"dekal": 1000, "ducale": 300, "gaudi": 200, "pacal": 1000}
 BUDGET_S = 40.0  # per game
 MAX_ACTIONS = 4000  # per match: a random playout that drags on is cut
 
@@ -83,7 +88,7 @@ def test_every_event_each_viewer_sees_is_in_the_contract(name):
     seen: set[str] = set()
     started = time.monotonic()
     played = 0
-    while played < MATCHES and time.monotonic() - started < BUDGET_S:
+    while played < MATCHES[name] and time.monotonic() - started < BUDGET_S:
         events = list(logged_match(game, played))
         n = events[0][0]
         for seat in [None, *range(n)]:

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import LiveServer
 from tests.contract.conformance import CONTRACT
+from tests.support.servers import LiveServer
+
+pytestmark = pytest.mark.xdist_group("generated_clients")
 
 HERE = Path(__file__).resolve().parent / "clients"
 BIN = Path(sys.executable).parent
@@ -55,9 +57,8 @@ def python_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(redis_url: str) -> Iterator[LiveServer]:
-    server = LiveServer({"REDIS_URL": redis_url})
-    yield server
-    server.stop()
+    with LiveServer({"REDIS_URL": redis_url}) as server:
+        yield server
 
 
 def test_the_generated_python_client_plays_a_match_of_every_game(python_client, server):

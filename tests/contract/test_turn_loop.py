@@ -1,4 +1,4 @@
-"""A turn costs one read and one write: the recommended client loop (docs/clients/api.md)
+"""A turn costs one read and one write: the recommended client loop (docs/api.md)
 plays a full two-player Ducale match to 500 against a bot, through the public
 API of a real server with its bot worker and its default rate limits, and
 never meets a 429."""
@@ -9,30 +9,24 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import requests
 
 from engines import GAMES
 from engines.ai import choose_action
-from service.background.worker import Worker
-from tests.conftest import LiveServer
+from tests.support.servers import LiveServer, bot_workers
 
 DEADLINE_S = 900  # a bound, not a measure: the match takes far less
 
 
 @pytest.fixture
-def server_with_bots(redis_url: str) -> Iterator[LiveServer]:
+def server_with_bots(live_server: Callable[..., LiveServer]) -> Iterator[LiveServer]:
     """The app with its default rate limits, and a bot worker."""
-    server = LiveServer({"REDIS_URL": redis_url, "RATELIMIT_ENABLED": True})
-    worker = Worker(server.app.extensions["ludotheque.turns"], budget_s=0.01, idle_s=0.01)
-    thread = threading.Thread(target=worker.run, daemon=True)
-    thread.start()
-    yield server
-    worker.stopping.set()
-    thread.join(timeout=10)
-    server.stop()
+    server = live_server(RATELIMIT_ENABLED=True)
+    with bot_workers(server.app):
+        yield server
 
 
 def greedy(game: str, rng: random.Random):

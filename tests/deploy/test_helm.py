@@ -13,7 +13,7 @@ The rendered objects are then validated against the Kubernetes JSON schemas
 newest Kubernetes version the chart is checked for, and checked structurally
 for what schemas cannot see: selectors that match their pods, probes on the
 right paths and port, the restrictive security context, the Secret or
-existingSecret wiring. What this leaves unverified is listed in docs/operators/deploy.md.
+existingSecret wiring. What this leaves unverified is listed in docs/deploy.md.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import requests
 import yaml
 
 from service.settings import problems
-from tests.conftest import LiveServer
+from tests.support.servers import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "ludotheque"
@@ -834,7 +834,7 @@ def test_the_record_key_is_a_secret_mounted_read_only_into_the_api(chart):
     }
     (volume,) = [v for v in api["spec"]["volumes"] if v["name"] == "record-key"]
     assert volume["secret"]["secretName"] == "ludo-record-key"
-    # without it, no key file: the API keeps one in Redis (docs/operators/configuration.md)
+    # without it, no key file: the API keeps one in Redis (docs/configuration.md)
     for template in pod_specs(render(chart, CASES["defaults"])).values():
         (container,) = template["spec"]["containers"]
         assert "LUDOTHEQUE_RECORD_KEY_FILE" not in {e["name"] for e in container["env"]}

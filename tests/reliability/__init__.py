@@ -1,1 +1,2 @@
-"""Evidence that Ludothèque holds: contract fuzzing, concurrency, hostile input, secrets."""
+"""Evidence that Ludothèque holds when its store does not: concurrency, Redis
+outages, clusters, replication and failover."""

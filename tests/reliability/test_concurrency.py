@@ -15,37 +15,23 @@ import pytest
 import requests
 
 from engines import GAMES
-from service.domain.clocks import CLOCK_OPTION
-from service.store.matches import log_key, match_key
-from tests.api.client import ApiClient
+from service.store.matches import match_key
 from tests.engines.conformance import new_match
+from tests.support.client import ApiClient
+from tests.support.matches import create_match, replay_from_log
 
 GAME_NAMES = sorted(GAMES)
 OPTIONS = {"ducale": {"target_score": 100}}
 
 
 def create(api: ApiClient, game: str, players: int, seed: int) -> tuple[str, list[str]]:
-    body = {"players": [{"name": f"P{i}"} for i in range(players)], "seed": seed}
-    if game in OPTIONS:
-        body["options"] = OPTIONS[game]
-    created = api.create(game, body)
-    assert created.status_code == 201, created.text
-    match = created.json()
-    return match["id"], [seat["token"] for seat in match["seats"]]
+    extra = {"options": OPTIONS[game]} if game in OPTIONS else {}
+    return create_match(api, game, players, seed=seed, **extra)
 
 
 def assert_replays(redis_client, match_id: str) -> tuple[dict, list[dict]]:
     """The stored match, checked against a replay of its log from its seed."""
-    match = orjson.loads(redis_client.hget(match_key(match_id), "d"))
-    game = GAMES[match["game"]]
-    # The engine never sees the service's own option, as in Matches.create.
-    options = {k: v for k, v in match["options"].items() if k != CLOCK_OPTION}
-    state = game.setup(options, len(match["seats"]), match["seed"])
-    entries = redis_client.xrange(log_key(match_id), "-", "+")
-    events = [orjson.loads(fields[b"e"]) for _, fields in entries]
-    for event in events:
-        if event["type"] == "action":
-            game.apply(state, event["seat"], event["action"])
+    match, state, events = replay_from_log(redis_client, match_id)
     assert state == match["state"], "the stored state is not the replay of its log"
     return match, events
 

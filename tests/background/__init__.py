@@ -1,0 +1,1 @@
+"""service.background: bot turns, their scheduling, webhooks and HTTP bots."""

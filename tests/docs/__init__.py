@@ -1,0 +1,1 @@
+"""What the README and the docs say, run as written."""

@@ -1,0 +1,1 @@
+"""service.domain: matches, endings, fairness and signing."""

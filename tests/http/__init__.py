@@ -1,0 +1,1 @@
+"""service.http: the routes, their contract, caching, limits and errors."""

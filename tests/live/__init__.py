@@ -1,0 +1,1 @@
+"""service.live: the push hub, followers, streams, long polls and tickets."""

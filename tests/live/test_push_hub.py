@@ -1,0 +1,174 @@
+"""Issue 17, point 1: one push hub per process. A write publishes a wake-up
+in the match's own slot (sharded pub/sub on a cluster); a wake-up is only a
+hint, so a lost one loses no event; Redis connections do not grow with
+followers."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+import redis
+import requests
+
+from service.store.wakeups import wake_channel
+from tests.support.client import ApiClient
+from tests.support.matches import create_match, events_of, play_out
+from tests.support.streams import sse_events
+
+GAME = "dekal"
+
+
+@pytest.mark.xdist_group("cluster")
+def test_a_write_publishes_a_wake_up_in_the_matchs_slot_on_a_cluster(cluster_url, live_server):
+    server = live_server(REDIS_URL=cluster_url, REDIS_CLUSTER=True)
+    api = ApiClient(server.base)
+    match_id, tokens = create_match(api, GAME, seed=8)
+    cluster = redis.RedisCluster.from_url(cluster_url)
+    node = cluster.get_node_from_key(wake_channel(match_id))
+    subscriber = redis.Redis(host=node.host, port=node.port).pubsub()
+    subscriber.ssubscribe(wake_channel(match_id))
+    subscriber.get_message(timeout=1)  # the subscription's confirmation
+    count = len(events_of(api, GAME, match_id, None))
+    play_out(api, GAME, match_id, tokens, 8)
+    message = subscriber.get_message(timeout=2)
+    assert message is not None and message["type"] == "smessage"
+    assert int(message["data"]) > count  # the log's new last index
+    subscriber.close()
+    cluster.close()
+
+
+def test_streams_share_one_subscriber_and_lose_nothing_when_wake_ups_are_lost(
+    live_server, redis_client
+):
+    server = live_server()
+    api = ApiClient(server.base)
+    match_id, tokens = create_match(api, GAME, 3, seed=13)
+    url = server.url(f"/v1/games/dekal/matches/{match_id}/stream")
+    viewers = [tokens[i % 3] if i % 4 else None for i in range(24)]
+    received: list[list | None] = [None] * len(viewers)
+
+    def follow(i: int) -> None:
+        headers = {"Authorization": f"Bearer {viewers[i]}"} if viewers[i] else {}
+        with ApiClient(server.base).http.get(url, headers=headers, stream=True) as r:
+            received[i] = sse_events(r)
+
+    followers = [threading.Thread(target=follow, args=(i,)) for i in range(len(viewers))]
+    for follower in followers:
+        follower.start()
+    time.sleep(1)
+    hub = server.app.extensions["ludotheque.live"].hub
+    assert hub.count() == len(viewers)
+    assert len(hub._listeners) == 1  # one subscriber connection for them all
+
+    # kill the hub's subscriber connections again and again while the
+    # match is played: wake-ups are lost, events are not
+    with subscribers_killed(redis_client, every_s=0.05):
+        play_out(api, GAME, match_id, tokens, 13)
+    for follower in followers:
+        follower.join(timeout=60)
+    for viewer, got in zip(viewers, received, strict=True):
+        want = events_of(api, GAME, match_id, viewer)
+        assert got is not None
+        assert [data for _, data in got] == want
+
+
+def test_a_follower_gets_an_event_another_caller_read_first_when_its_wake_up_was_lost(
+    live_server, redis_client
+):
+    """A seat waits on a long poll; an action lands while the hub's
+    subscriber connection is down (its wake-up lost) and another caller
+    reads the log at once. The hub's periodic check must still hand the
+    action to the waiting seat: another caller's read says nothing of what
+    this one has. (Seen in the browser suite: after a rematch, the offering
+    page never saw its opponent sit down.)"""
+    server = live_server()
+    hub = server.app.extensions["ludotheque.live"].hub
+    api = ApiClient(server.base)
+    with subscribers_killed(redis_client, every_s=0.01):  # wake-ups lost nearly always
+        for seed in range(5):
+            match_id, tokens = create_match(api, GAME, seed=seed)
+            seat = api.get(GAME, match_id).json()["to_act"][0]
+            after = events_of(api, GAME, match_id, tokens[seat])[-1]["index"]
+            action = api.legal(GAME, match_id, tokens[seat]).json()["actions"][0]
+            answer: dict = {}
+            url = server.url(f"/v1/games/{GAME}/matches/{match_id}/events")
+            waiting = threading.Thread(target=long_poll, args=(url, tokens[seat], after, answer))
+            waiting.start()
+            deadline = time.monotonic() + 5
+            while hub.count() < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert hub.count() == 1, "the long poll never began to wait"
+            assert api.act(GAME, match_id, tokens[seat], action).status_code == 200
+            # another caller reads the log at once
+            assert api.events(GAME, match_id).status_code == 200
+            waiting.join(timeout=30)
+            assert answer["events"], f"round {seed}: nothing after {answer['took']:.1f} s"
+            assert answer["took"] < 4, answer
+
+
+def long_poll(url: str, token: str, after: int, answer: dict) -> None:
+    """Wait up to 5 s for the events after ``after``; put them and the time in ``answer``."""
+    started = time.monotonic()
+    polled = requests.get(
+        url,
+        params={"after": after, "wait": 5},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    answer.update(events=polled.json()["events"], took=time.monotonic() - started)
+
+
+@contextmanager
+def subscribers_killed(redis_client, every_s: float) -> Iterator[None]:
+    """Kill every pub/sub connection to Redis again and again meanwhile."""
+    stop = threading.Event()
+
+    def kill() -> None:
+        while not stop.is_set():
+            redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+            time.sleep(every_s)
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        killer.join()
+
+
+def test_a_stopped_hub_ends_its_streams_and_answers_its_long_polls(live_server):
+    server = live_server()
+    api = ApiClient(server.base)
+    match_id, _ = create_match(api, GAME, seed=9)
+    last = events_of(api, GAME, match_id, None)[-1]["index"]
+    base = f"{server.base}/v1/games/{GAME}/matches/{match_id}"
+    answers: dict[str, object] = {}
+
+    def stream() -> None:
+        answers["stream"] = requests.get(f"{base}/stream", timeout=30).text
+
+    def poll() -> None:
+        answers["poll"] = requests.get(
+            f"{base}/events", params={"after": last, "wait": 25}, timeout=30
+        ).json()
+
+    followers = [threading.Thread(target=stream), threading.Thread(target=poll)]
+    for follower in followers:
+        follower.start()
+    deadline = time.monotonic() + 10
+    while server.app.extensions["ludotheque.live"].hub.count() < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    started = time.monotonic()
+    server.app.extensions["ludotheque.live"].hub.stop()
+    for follower in followers:
+        follower.join(10)
+    assert time.monotonic() - started < 3  # not the poll's 25 s
+    ending = ": this stream ends here; reconnect with Last-Event-ID\n\n"
+    assert answers["stream"].endswith(ending)
+    assert answers["poll"] == {"events": [], "next": last}

@@ -1,0 +1,1 @@
+"""service.store: what Redis costs, refuses and keeps."""
