@@ -30,8 +30,6 @@ from service.store.matches import match_key
 from tests.support.problems import assert_problem
 from tests.support.servers import LiveServer, create_from, url_of
 
-pytestmark = pytest.mark.xdist_group("bot_scheduling")
-
 GAME = "dekal"
 BOTS = {"players": [{"bot": "random"}, {"bot": "random"}]}
 PERSON = {"players": [{"name": "Ada"}, {"bot": "random"}]}

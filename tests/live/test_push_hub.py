@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
 import redis
 import requests
 
@@ -22,7 +21,6 @@ from tests.support.streams import sse_events
 GAME = "dekal"
 
 
-@pytest.mark.xdist_group("cluster")
 def test_a_write_publishes_a_wake_up_in_the_matchs_slot_on_a_cluster(cluster_url, live_server):
     server = live_server(REDIS_URL=cluster_url, REDIS_CLUSTER=True)
     api = ApiClient(server.base)
