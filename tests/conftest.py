@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from service.store.embedded import EmbeddedRedis
+from tests.support.client import ApiClient
 from tests.support.clusters import Cluster
 from tests.support.servers import LiveServer, bot_workers
 
@@ -70,6 +71,12 @@ def live_server(redis_url: str) -> Iterator[Callable[..., LiveServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def api(live: LiveServer) -> ApiClient:
+    """A client of the session's live server."""
+    return ApiClient(live.base, live.http)
 
 
 @pytest.fixture

@@ -24,17 +24,11 @@ from service.background import outbound
 from service.background.webhooks import DeliverySettings
 from service.store.matches import log_key
 from tests.background.test_webhooks import assert_in_contract, log_of
-from tests.support.client import ApiClient
 from tests.support.receivers import BotServer, Dripper, DripperFarm, WebhookReceiver
 from tests.support.servers import bot_workers
 from tests.support.waiting import wait_until
 
 GAME = "dekal"
-
-
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
 
 
 def running(matches, settings: DeliverySettings | None = None):

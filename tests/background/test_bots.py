@@ -10,25 +10,13 @@ import pytest
 
 from service.background.scheduler import LEASES, READY_BOTS, READY_PEOPLE, TIMERS
 from service.background.worker import Worker
-from service.domain.matches import Matches
 from service.store.matches import match_key
-from tests.support.client import ApiClient
 from tests.support.matches import replay_from_log
 from tests.support.problems import assert_problem
 from tests.support.servers import bot_workers
 from tests.support.waiting import wait_until
 
 GAME = "dekal"
-
-
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
-
-
-@pytest.fixture
-def matches(live) -> Matches:
-    return live.app.extensions["ludotheque.matches"]
 
 
 @pytest.fixture

@@ -32,11 +32,6 @@ LOOPBACK = "http,127.0.0.0/8,::1"
 FAST = DeliverySettings(base_s=0.02, cap_s=0.2, give_up_s=3600, timeout_s=2, threads=4)
 
 
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
-
-
 def running(matches, settings: DeliverySettings = FAST, bots: int = 2):
     """Bot workers and a webhook deliverer in threads, as worker processes run them."""
     return bot_workers(matches, count=bots, deliveries=settings)
@@ -595,7 +590,6 @@ def test_outbound_calls_per_process_are_capped(loopback_allowed, monkeypatch):
 def test_a_rematch_keeps_the_http_bot_and_the_webhook(
     api, matches, redis_client, loopback_allowed
 ):
-    from tests.support.client import ApiClient
 
     life = ApiClient(api.base, api.http)
     bot, receiver = BotServer("good"), WebhookReceiver()

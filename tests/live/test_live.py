@@ -5,8 +5,6 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
-
 from service.domain.access import ends_following, may_follow_as, private_to
 from tests.support.client import ApiClient
 from tests.support.matches import create_match, events_of, play_out
@@ -14,11 +12,6 @@ from tests.support.problems import assert_problem
 from tests.support.streams import sse_events
 
 GAME = "dekal"
-
-
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
 
 
 def test_stream_delivers_every_visible_event_in_order_and_ends(api):
