@@ -17,6 +17,7 @@ from service.live.hub import wake_channel
 from tests.support.client import ApiClient
 from tests.support.matches import create_match, events_of, play_out
 from tests.support.streams import sse_events
+from tests.support.waiting import wait_until
 
 GAME = "dekal"
 
@@ -57,9 +58,8 @@ def test_streams_share_one_subscriber_and_lose_nothing_when_wake_ups_are_lost(
     followers = [threading.Thread(target=follow, args=(i,)) for i in range(len(viewers))]
     for follower in followers:
         follower.start()
-    time.sleep(1)
-    hub = server.app.extensions["ludotheque.matches"].hub
-    assert hub.count() == len(viewers)
+    hub = server.matches.hub
+    wait_until(lambda: hub.count() == len(viewers), timeout=10)
     assert len(hub._listeners) == 1  # one subscriber connection for them all
 
     # kill the hub's subscriber connections again and again while the
