@@ -13,28 +13,9 @@ import redis
 
 from service.background import outbound
 from service.store.embedded import EmbeddedRedis
+from tests.support.client import ApiClient
 from tests.support.clusters import Cluster
 from tests.support.servers import LiveServer, bot_workers
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``--dist loadgroup`` a worker names each test's xdist_group in its
-    node id (``...::test@group``), which tells the scheduler to keep the group
-    on one worker. pytest-xdist 3.8 does it by setting ``item._nodeid``, which
-    pytest 9 no longer reads: without this the groups are spread like any test,
-    and what a module starts once starts on both workers."""
-    if not getattr(config.option, "loadgroup", False):
-        return
-    try:
-        from _pytest.nodeid import NodeId
-    except ImportError:  # another pytest: xdist's own way may work there
-        return
-    for item in items:
-        marks = item.iter_markers("xdist_group")
-        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name")) for m in marks})
-        if groups and "@" not in item.nodeid and hasattr(item, "_id"):
-            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 @pytest.fixture(scope="session")
@@ -63,8 +44,7 @@ def live(redis_url: str) -> Iterator[LiveServer]:
 @pytest.fixture(scope="session")
 def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real Redis Cluster: three masters, the slots split in three, met with
-    CLUSTER MEET. Shared by the session: its tests are one xdist group
-    ("cluster"), so that one worker starts it once."""
+    CLUSTER MEET; one for the session (for each xdist worker that needs one)."""
     cluster = Cluster(tmp_path_factory.mktemp("cluster"), primaries=3).start()
     yield cluster.url
     cluster.close()
@@ -92,6 +72,12 @@ def live_server(redis_url: str) -> Iterator[Callable[..., LiveServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def api(live: LiveServer) -> ApiClient:
+    """A client of the session's live server."""
+    return ApiClient(live.base, live.http)
 
 
 @pytest.fixture

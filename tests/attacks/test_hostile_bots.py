@@ -26,8 +26,6 @@ from service.store.embedded import EmbeddedRedis
 from tests.support.problems import assert_problem
 from tests.support.servers import LiveServer, bot_workers, create_from
 
-pytestmark = pytest.mark.xdist_group("hostile_bots")
-
 GAME = "dekal"
 ATTACKER = "198.51.100.7"
 VICTIM = "203.0.113.9"

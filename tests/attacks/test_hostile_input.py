@@ -20,8 +20,6 @@ import requests
 from engines import GAMES
 from tests.support.servers import LiveServer, url_of
 
-pytestmark = pytest.mark.xdist_group("hostile_input")
-
 GAME_NAMES = sorted(GAMES)
 OPTIONS = {"ducale": {"target_score": 100}}
 HUGE = 2**62  # within 64 bits: it reaches the schemas and the engines

@@ -31,8 +31,6 @@ from tests.support.servers import LiveServer, interrupt, start_serve
 from tests.support.streams import read_events
 from tests.support.waiting import wait_until
 
-pytestmark = pytest.mark.xdist_group("hostile_live")
-
 
 class Served:
     """``ludotheque serve`` (gunicorn, gevent): there the push hub writes a

@@ -28,16 +28,10 @@ from service.background.worker import Worker
 from service.settings import Malformed, load
 from service.store.matches import log_key
 from tests.background.test_webhooks import assert_in_contract, log_of
-from tests.support.client import ApiClient
 from tests.support.receivers import BotServer, Dripper, DripperFarm, WebhookReceiver
 from tests.support.waiting import wait_until
 
 GAME = "dekal"
-
-
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
 
 
 @contextmanager

@@ -13,16 +13,10 @@ from service.background.turns import ServerTurns
 from service.background.worker import Worker
 from service.store.matches import match_key
 from service.store.scheduling import LEASES, READY_BOTS, READY_PEOPLE, TIMERS
-from tests.support.client import ApiClient
 from tests.support.matches import replay_from_log
 from tests.support.problems import assert_problem
 
 GAME = "dekal"
-
-
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
 
 
 @pytest.fixture

@@ -35,11 +35,6 @@ LOOPBACK = "http,127.0.0.0/8,::1"
 FAST = DeliverySettings(base_s=0.02, cap_s=0.2, give_up_s=3600, timeout_s=2, threads=4)
 
 
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
-
-
 @contextmanager
 def running(live, settings: DeliverySettings = FAST, bots: int = 2) -> Iterator[None]:
     """Bot workers and a webhook deliverer in threads, as worker processes run them."""

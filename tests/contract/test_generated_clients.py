@@ -18,8 +18,6 @@ import pytest
 from tests.contract.conformance import CONTRACT
 from tests.support.servers import LiveServer
 
-pytestmark = pytest.mark.xdist_group("generated_clients")
-
 HERE = Path(__file__).resolve().parent / "clients"
 BIN = Path(sys.executable).parent
 OPENAPI_TYPESCRIPT = "openapi-typescript@7.13.0"

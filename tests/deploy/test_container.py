@@ -29,8 +29,6 @@ import yaml
 
 from service.store.embedded import free_port
 
-pytestmark = pytest.mark.xdist_group("container")
-
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE_PREFIX = "/opt/ludotheque"
 

@@ -30,8 +30,6 @@ from tests.support.client import ApiClient
 from tests.support.matches import play_out
 from tests.support.problems import assert_problem
 
-pytestmark = pytest.mark.xdist_group("fairness")
-
 GAME_NAMES = sorted(GAMES)
 OPTIONS = {"ducale": {"target_score": 1}}
 LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))

@@ -22,11 +22,6 @@ from tests.support.waiting import wait_until
 GAME = "dekal"
 
 
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
-
-
 def first_legal(api, match_id, token):
     return api.legal(GAME, match_id, token).json()["actions"][0]
 

@@ -16,11 +16,6 @@ from tests.support.problems import assert_problem
 GAME = "ducale"
 
 
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
-
-
 def new(api: ApiClient) -> tuple[str, list[str]]:
     created = api.create(GAME, {"players": [{"name": "Ada"}, {"name": "Bob"}]}).json()
     return created["id"], [seat["token"] for seat in created["seats"]]

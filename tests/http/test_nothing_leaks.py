@@ -12,14 +12,8 @@ import pytest
 
 from service.app import create_app
 from service.http.docs import ASSETS
-from tests.support.client import ApiClient
 from tests.support.problems import assert_problem
 from tests.support.servers import STORE_DOWN
-
-
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
 
 
 def test_readiness_says_only_not_ready_and_logs_why(caplog, live_server):

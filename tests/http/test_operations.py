@@ -8,7 +8,6 @@ import logging
 from collections.abc import Callable
 
 import orjson
-import pytest
 import redis
 from pythonjsonlogger.json import JsonFormatter
 
@@ -32,11 +31,6 @@ def rate_limited(
         **config,
     )
     return ApiClient(server.base)
-
-
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
 
 
 def metric(text: str, name: str, **labels: str) -> float:

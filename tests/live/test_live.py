@@ -5,23 +5,17 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
-
 from service.domain.access import ends_following, may_follow_as, private_to
 from tests.support.client import ApiClient
 from tests.support.matches import create_match, events_of, play_out
 from tests.support.problems import assert_problem
 from tests.support.streams import sse_events
+from tests.support.waiting import wait_until
 
 GAME = "dekal"
 
 
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
-
-
-def test_stream_delivers_every_visible_event_in_order_and_ends(api):
+def test_stream_delivers_every_visible_event_in_order_and_ends(api, live):
     match_id, tokens = create_match(api, GAME, seed=3)
     url = f"{api.base}/v1/games/{GAME}/matches/{match_id}/stream"
     received: dict[str | None, list] = {}
@@ -35,7 +29,9 @@ def test_stream_delivers_every_visible_event_in_order_and_ends(api):
     followers = [threading.Thread(target=follow, args=(who,)) for who in [None, *tokens]]
     for follower in followers:
         follower.start()
-    time.sleep(0.3)
+    wait_until(
+        lambda: live.app.extensions["ludotheque.live"].hub.count() >= len(followers), timeout=10
+    )
     play_out(api, GAME, match_id, tokens, 3)
     for follower in followers:
         follower.join(timeout=60)

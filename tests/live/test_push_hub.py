@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
 import redis
 import requests
 
@@ -18,11 +17,11 @@ from service.store.wakeups import wake_channel
 from tests.support.client import ApiClient
 from tests.support.matches import create_match, events_of, play_out
 from tests.support.streams import sse_events
+from tests.support.waiting import wait_until
 
 GAME = "dekal"
 
 
-@pytest.mark.xdist_group("cluster")
 def test_a_write_publishes_a_wake_up_in_the_matchs_slot_on_a_cluster(cluster_url, live_server):
     server = live_server(REDIS_URL=cluster_url, REDIS_CLUSTER=True)
     api = ApiClient(server.base)
@@ -59,9 +58,8 @@ def test_streams_share_one_subscriber_and_lose_nothing_when_wake_ups_are_lost(
     followers = [threading.Thread(target=follow, args=(i,)) for i in range(len(viewers))]
     for follower in followers:
         follower.start()
-    time.sleep(1)
     hub = server.app.extensions["ludotheque.live"].hub
-    assert hub.count() == len(viewers)
+    wait_until(lambda: hub.count() == len(viewers), timeout=10)
     assert len(hub._listeners) == 1  # one subscriber connection for them all
 
     # kill the hub's subscriber connections again and again while the

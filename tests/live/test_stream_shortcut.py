@@ -22,8 +22,6 @@ from tests.support.matches import create_match, events_of, play_out
 from tests.support.servers import interrupt, start_serve
 from tests.support.streams import text_events
 
-pytestmark = pytest.mark.xdist_group("stream_shortcut")
-
 GAME = "dekal"
 
 

@@ -9,9 +9,6 @@ import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-
-from tests.support.client import ApiClient
 from tests.support.matches import create_match, events_of, play_out
 from tests.support.streams import text_events
 
@@ -27,11 +24,6 @@ def chunks(response) -> list[list[tuple[int, dict]]]:
         assert text.endswith("\n\n"), text  # whole events only
         found.append(text_events(text))
     return found
-
-
-@pytest.fixture
-def api(live) -> ApiClient:
-    return ApiClient(live.base, live.http)
 
 
 def test_a_streams_backlog_goes_out_in_one_write(live, api):

@@ -14,8 +14,6 @@ from tests.support.client import ApiClient
 from tests.support.clusters import SLOTS, Cluster
 from tests.support.servers import bot_workers
 
-pytestmark = pytest.mark.xdist_group("cluster")
-
 
 def test_the_cluster_spreads_matches_over_its_masters(cluster_live):
     api = ApiClient(cluster_live.base)

@@ -3,13 +3,9 @@ lobby's index lives in a slot of its own, the matches in theirs."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.http.test_lobby import RoundTrips
 from tests.support.client import ApiClient
 from tests.support.clusters import SLOTS
-
-pytestmark = pytest.mark.xdist_group("cluster")
 
 
 def test_the_lobby_and_the_lifecycle_on_the_cluster(cluster_live, monkeypatch):

@@ -22,8 +22,6 @@ from tests.support.problems import assert_problem
 from tests.support.sentinels import SentinelGroup
 from tests.support.servers import LiveServer, bot_workers
 
-pytestmark = pytest.mark.xdist_group("sentinels")
-
 # How long a write waits for its replicas: short where the test pauses them
 # (each unconfirmed write waits it out), long where they must confirm on a
 # loaded machine (a full run once saw 300 ms pass with both replicas up).

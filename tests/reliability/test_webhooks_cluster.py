@@ -3,8 +3,6 @@ queue lives in a slot of its own, each match's cursor in the match's slot."""
 
 from __future__ import annotations
 
-import pytest
-
 from service.store import deliveries
 from tests.background.test_webhooks import (
     GAME,
@@ -18,8 +16,6 @@ from tests.support.client import ApiClient
 from tests.support.clusters import SLOTS
 from tests.support.receivers import BotServer, WebhookReceiver
 from tests.support.waiting import wait_until
-
-pytestmark = pytest.mark.xdist_group("cluster")
 
 
 def test_webhooks_and_http_bots_on_the_cluster(cluster_live, loopback_allowed):
