@@ -18,7 +18,6 @@ from service.background.scheduler import BotLimits, Scheduler
 from service.background.turns import ServerTurns, scheduling
 from service.domain.commits import Settings as MatchSettings
 from service.domain.matches import Matches
-from service.domain.signing import RecordKeys
 from service.http.addresses import ClientKeys
 from service.http.api import LudothequeApi, init_api
 from service.http.caching import init_caching
@@ -36,6 +35,7 @@ from service.settings import Settings, load
 from service.store import lobby
 from service.store.matches import Store, connect, idempotency_key
 from service.store.quotas import Quotas
+from service.store.record_keys import RecordKeys
 
 
 class OrjsonProvider(JSONProvider):

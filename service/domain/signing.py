@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import re
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,11 +36,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
-log = logging.getLogger(__name__)
-
 ALGORITHM = "Ed25519"
 KEY_FILE = "record-key.pem"  # in ``ludotheque serve``'s data directory
-STORE_KEY = "ludotheque:record-key"  # the key kept in the store when no file is configured
 PUBLIC_BYTES = 32
 SIGNATURE_BYTES = 64
 SIGNATURE_HEX = re.compile(f"[0-9a-f]{{{2 * SIGNATURE_BYTES}}}")
@@ -115,32 +110,6 @@ def read_key_file(path: str | Path, variable: str = "LUDOTHEQUE_RECORD_KEY_FILE"
         raise RuntimeError(
             f"{variable}={path}: not a readable Ed25519 key: {unreadable}"
         ) from None
-
-
-class RecordKeys:
-    """The app's record key: the file's if one is configured (read at once, so
-    that a bad file stops the start), else the store's, created by the first
-    process that needs it and read once per process."""
-
-    def __init__(self, path: str | None, client: Any) -> None:
-        self.client = client
-        self.key = read_key_file(path) if path else None
-        self.lock = threading.Lock()
-
-    def get(self) -> RecordKey:
-        if self.key is None:
-            with self.lock:
-                if self.key is None:
-                    self.key = self._from_store()
-        return self.key
-
-    def _from_store(self) -> RecordKey:
-        log.warning(
-            "LUDOTHEQUE_RECORD_KEY_FILE is not set: records are signed with a key kept in "
-            "the store (docs/operators/configuration.md); a deployment should supply its own"
-        )
-        self.client.set(STORE_KEY, new_pem(), nx=True)
-        return from_pem(self.client.get(STORE_KEY))
 
 
 # -- the signature -------------------------------------------------------------

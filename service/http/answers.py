@@ -9,13 +9,13 @@ from typing import Any
 import orjson
 from flask import Response, current_app, request
 
-from service.domain import signing
 from service.domain.matches import Matches
 from service.domain.problems import Problem
 from service.http.bearer import bearer_token
 from service.http.caching import names_etag, request_header, viewer_etag
 from service.http.contract import OPTIONAL_TOKEN, header_ref
 from service.live.following import Following
+from service.store.record_keys import RecordKeys
 
 PROBLEM_JSON = "application/problem+json"
 PROBLEMS = {
@@ -111,7 +111,7 @@ def following() -> Following:
     return current_app.extensions["ludotheque.live"]
 
 
-def record_keys() -> signing.RecordKeys:
+def record_keys() -> RecordKeys:
     return current_app.extensions["ludotheque.record_keys"]
 
 
