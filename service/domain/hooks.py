@@ -1,4 +1,4 @@
-"""What a match calls outside: its webhook and its HTTP bots (docs/webhooks.md).
+"""What a match calls outside: its webhook and its HTTP bots (docs/clients/webhooks.md).
 
 A match created with ``{"webhook": {"url": .., "events": [..]}}`` keeps the
 webhook in the match (``webhook``: its URL, the event types chosen, whether

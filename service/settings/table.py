@@ -176,7 +176,7 @@ class Settings:
         "the start. Without it, the first process to serve a record creates a key in Redis "
         "(`ludotheque:record-key`) and every process on that store uses it, with a warning "
         "in the log: anyone who reads the store can then sign. Its public half: "
-        "`GET /v1/record-key` (docs/fairness.md)",
+        "`GET /v1/record-key` (docs/clients/fairness.md)",
         group=MATCHES,
         config="RECORD_KEY_FILE",
         shown="(`serve` with its embedded Redis: `<data-dir>/record-key.pem`, created with "
@@ -201,7 +201,7 @@ class Settings:
     )
     rate_limit_per_token: str = setting(
         "LUDOTHEQUE_RATE_LIMIT_PER_TOKEN",
-        # a bot playing a full match at full speed with the recommended loop (docs/api.md)
+        # a bot playing a full match at full speed with the recommended loop (docs/clients/api.md)
         "15000/minute",
         RATE_LIMITS,
         "requests per seat token",
@@ -237,7 +237,7 @@ class Settings:
         0,
         whole(0),
         "proxies in front whose `X-Forwarded-For` gives the client address (the Helm chart "
-        'sets it with its Ingress: `docs/deploy.md`, "Behind a proxy")',
+        'sets it with its Ingress: `docs/operators/deploy.md`, "Behind a proxy")',
         group=CLIENTS,
         config="TRUSTED_PROXIES",
     )
@@ -280,7 +280,7 @@ class Settings:
         "LUDOTHEQUE_FOLLOWERS_PER_ADDRESS",
         200,
         whole(0),
-        "open streams and long polls per client address (`docs/live.md`; 0: no cap)",
+        "open streams and long polls per client address (`docs/clients/live.md`; 0: no cap)",
         group=LIVE,
         config="FOLLOWERS_PER_ADDRESS",
     )
@@ -322,7 +322,7 @@ class Settings:
         Allowed(),
         OUTBOUND_ALLOW,
         "`http` allows plain-http webhook and bot URLs; an address or network is called "
-        "although internal (docs/webhooks.md)",
+        "although internal (docs/clients/webhooks.md)",
         group=OUTBOUND,
         config="OUTBOUND_ALLOW",
         shown="(none)",
@@ -427,7 +427,7 @@ class Settings:
         "",
         METRICS_BIND,
         "`host:port` serving `/metrics` apart from the API (the image: `0.0.0.0:9100`); see "
-        "`docs/public-service.md`",
+        "`docs/operators/public-service.md`",
         group=SERVER,
         config="METRICS_BIND",
         shown="(none: on the API)",

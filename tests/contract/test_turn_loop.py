@@ -1,4 +1,4 @@
-"""A turn costs one read and one write: the recommended client loop (docs/api.md)
+"""A turn costs one read and one write: the recommended client loop (docs/clients/api.md)
 plays a full two-player Ducale match to 500 against a bot, through the public
 API of a real server with its bot worker and its default rate limits, and
 never meets a 429."""

@@ -13,7 +13,7 @@ The rendered objects are then validated against the Kubernetes JSON schemas
 newest Kubernetes version the chart is checked for, and checked structurally
 for what schemas cannot see: selectors that match their pods, probes on the
 right paths and port, the restrictive security context, the Secret or
-existingSecret wiring. What this leaves unverified is listed in docs/deploy.md.
+existingSecret wiring. What this leaves unverified is listed in docs/operators/deploy.md.
 """
 
 from __future__ import annotations

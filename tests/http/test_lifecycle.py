@@ -115,7 +115,7 @@ def test_leaving_a_match_whose_seed_was_chosen_is_assert_problem(api, redis_clie
 
 
 def unrevealed(outcome: dict) -> dict:
-    """An outcome without the seed and salt that every end reveals (docs/fairness.md)."""
+    """An outcome without the seed and salt that every end reveals (docs/clients/fairness.md)."""
     return {k: v for k, v in outcome.items() if k not in REVEALED}
 
 
