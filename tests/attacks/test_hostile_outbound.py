@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import statistics
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,37 +22,20 @@ import pytest
 
 from service.app import create_app
 from service.background import outbound
-from service.background.webhooks import Deliverer, DeliverySettings
-from service.background.worker import Worker
+from service.background.webhooks import DeliverySettings
 from service.settings import Malformed, load
 from service.store.matches import log_key
 from tests.background.test_webhooks import assert_in_contract, log_of
 from tests.support.receivers import BotServer, Dripper, DripperFarm, WebhookReceiver
+from tests.support.servers import bot_workers
 from tests.support.waiting import wait_until
 
 GAME = "dekal"
 
 
-@contextmanager
-def running(live, settings: DeliverySettings | None = None) -> Iterator[None]:
+def running(live, settings: DeliverySettings | None = None):
     """One worker process's share: a bot worker and a webhook deliverer, in threads."""
-    stopping = threading.Event()
-    matches = live.app.extensions["ludotheque.matches"]
-    turns = live.app.extensions["ludotheque.turns"]
-    worker = Worker(turns, budget_s=0.01, idle_s=0.01, stopping=stopping)
-    deliverer = Deliverer(matches, settings or DeliverySettings())
-    threads = [
-        threading.Thread(target=worker.run, daemon=True),
-        threading.Thread(target=deliverer.run, args=(stopping, 0.01), daemon=True),
-    ]
-    for thread in threads:
-        thread.start()
-    try:
-        yield
-    finally:
-        stopping.set()
-        for thread in threads:
-            thread.join(timeout=15)
+    return bot_workers(live.app, deliveries=settings or DeliverySettings())
 
 
 def forget(redis_client, match_id: str) -> None:

@@ -11,8 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -20,14 +18,14 @@ import pytest
 
 from engines.core import redact_events
 from service.background import outbound, webhooks
-from service.background.webhooks import Deliverer, DeliverySettings
-from service.background.worker import Worker
+from service.background.webhooks import DeliverySettings
 from service.store import deliveries
 from service.store.matches import log_key
 from tests.contract.conformance import component, errors
 from tests.support.client import ApiClient
 from tests.support.problems import assert_problem
 from tests.support.receivers import BotServer, WebhookReceiver
+from tests.support.servers import bot_workers
 from tests.support.waiting import wait_until
 
 GAME = "dekal"
@@ -35,24 +33,9 @@ LOOPBACK = "http,127.0.0.0/8,::1"
 FAST = DeliverySettings(base_s=0.02, cap_s=0.2, give_up_s=3600, timeout_s=2, threads=4)
 
 
-@contextmanager
-def running(live, settings: DeliverySettings = FAST, bots: int = 2) -> Iterator[None]:
+def running(live, settings: DeliverySettings = FAST, bots: int = 2):
     """Bot workers and a webhook deliverer in threads, as worker processes run them."""
-    stopping = threading.Event()
-    matches = live.app.extensions["ludotheque.matches"]
-    turns = live.app.extensions["ludotheque.turns"]
-    pool = [Worker(turns, budget_s=0.01, idle_s=0.01, stopping=stopping) for _ in range(bots)]
-    deliverer = Deliverer(matches, settings)
-    threads = [threading.Thread(target=w.run, daemon=True) for w in pool]
-    threads.append(threading.Thread(target=deliverer.run, args=(stopping, 0.01), daemon=True))
-    for thread in threads:
-        thread.start()
-    try:
-        yield
-    finally:
-        stopping.set()
-        for thread in threads:
-            thread.join(timeout=15)
+    return bot_workers(live.app, count=bots, deliveries=settings)
 
 
 def log_of(redis_client, match_id: str) -> list[dict]:

@@ -5,54 +5,15 @@ stopping `serve`, `worker` and gunicorn: tests/test_settings.py)."""
 from __future__ import annotations
 
 import os
-import signal
 import stat
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import requests
 
 from service.domain.signing import from_pem
 from service.store.embedded import free_port
-
-LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
-
-
-def start(data_dir: Path, port: int, env: dict[str, str], workers: int = 2) -> subprocess.Popen:
-    """`ludotheque serve` in its own session; its stderr goes to ``<data_dir>.log``."""
-    log_path = data_dir.with_name(data_dir.name + ".log")
-    command = [LUDOTHEQUE, "serve", "--port", str(port), "--data-dir", str(data_dir)]
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            [*command, "--workers", str(workers)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            start_new_session=True,
-        )
-    process.log_path = log_path
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"http://127.0.0.1:{port}/v1/games", timeout=1).ok:
-                return process
-        except requests.RequestException:
-            time.sleep(0.1)
-    # SIGTERM, not SIGKILL: `serve` then stops the servers it started too
-    process.terminate()
-    process.wait(timeout=30)
-    raise AssertionError(f"no start:\n{log_path.read_text()}")
-
-
-def interrupt(process: subprocess.Popen) -> str:
-    """Ctrl-C, as a terminal sends it: SIGINT to the whole foreground group.
-
-    Returns what the server wrote on stderr."""
-    os.killpg(process.pid, signal.SIGINT)
-    process.wait(timeout=30)
-    return process.log_path.read_text()
+from tests.support.servers import LUDOTHEQUE, interrupt, start_serve
 
 
 def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
@@ -60,7 +21,7 @@ def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
     env.pop("LUDOTHEQUE_RECORD_KEY_FILE", None)
     port = free_port()
     data = tmp_path / "data"
-    server = start(data, port, env)
+    server = start_serve(data, port, env)
     try:
         created = requests.post(
             f"http://127.0.0.1:{port}/v1/games/dekal/matches",
@@ -88,7 +49,7 @@ def test_serve_keeps_matches_across_a_restart_and_stops_cleanly(tmp_path):
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert from_pem(key_file.read_bytes()).published() == key
     # nothing is left running: the port is free again
-    again = start(data, port, env)
+    again = start_serve(data, port, env)
     try:
         seen = requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
         assert seen["version"] == played.json()["version"]
@@ -108,7 +69,7 @@ def test_serve_uses_redis_url_starts_no_server_and_runs_a_bot_worker(tmp_path, r
     env["LUDOTHEQUE_RATE_LIMITS"] = "0"
     env["LUDOTHEQUE_BOT_SEATS_PER_ADDRESS"] = "0"
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    server = start(tmp_path / "unused", port, env)
+    server = start_serve(tmp_path / "unused", port, env)
     try:
         # gunicorn's workers share a metrics directory while they run
         assert [p.name.startswith("ludotheque-metrics-") for p in scratch.iterdir()] == [True]

@@ -20,8 +20,8 @@ import requests
 from bench.failover import logged_actions, replays
 from service.settings import Settings
 from service.store.embedded import free_port
-from tests.server.test_cli import start
 from tests.support.client import ApiClient
+from tests.support.servers import start_serve
 
 GAME = "dekal"
 
@@ -74,7 +74,7 @@ def test_the_default_fsync_policy_is_always():
 def test_an_embedded_redis_killed_mid_play_keeps_every_confirmed_action(tmp_path):
     data_dir, port = tmp_path / "data", free_port()
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    server = start(data_dir, port, env, workers=1)
+    server = start_serve(data_dir, port, env, workers=1)
     confirmed: list = []
     stopping = threading.Event()
     try:
@@ -99,7 +99,7 @@ def test_an_embedded_redis_killed_mid_play_keeps_every_confirmed_action(tmp_path
         server.wait(timeout=30)
     assert len(confirmed) >= 100
 
-    server = start(data_dir, port, env, workers=1)
+    server = start_serve(data_dir, port, env, workers=1)
     try:
         store = redis.Redis(port=embedded_redis(server)[1])
         logs: dict[str, set] = {}
