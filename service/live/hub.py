@@ -5,7 +5,9 @@ The match log (a Redis stream) stays the single source of truth. The write
 that appends events also publishes a tiny wake-up (the new last index) on
 the match's channel, in the match's own slot (``service.store.wakeups``).
 The hub holds one subscriber connection per Redis node for the matches its
-followers watch; on a wake-up it reads the new entries
+followers watch, and a follower is subscribed before ``follow`` returns, so
+that a follower that reads the log after following misses no wake-up; on a
+wake-up the hub reads the new entries
 once per match (one pipelined round trip for every match woken together)
 and hands them to each local follower, which keeps its own cursor and
 redaction. A wake-up is only a hint: every ``check_s`` one pipelined
@@ -46,6 +48,11 @@ READ_CHUNK = 500  # log entries per read of one match
 # polls for I/O before going on.
 SLICE_S = 0.005
 PAUSE_S = 0.0001
+# A channel nobody follows stays subscribed this long (a seat follows its
+# match again at its next turn); how long ``follow`` waits for Redis to
+# confirm a subscription before leaving it to the periodic check.
+LINGER_S = 30.0
+CONFIRM_S = 1.0
 
 
 # An event as one viewer may see it: its index, the event, its JSON, and
@@ -180,20 +187,80 @@ class Follower:
 
 class Listener:
     """One subscriber connection to one Redis node, for the channels of the
-    followed matches that live there; runs in its own thread."""
+    followed matches that live there; runs in its own thread.
+
+    A follower's channels are subscribed by ``follow``'s own thread, at
+    once, and ``follow`` returns once Redis has confirmed them: a wake-up
+    published after that reaches this listener. (Subscribing on the
+    listener's next turn lost the wake-ups published meanwhile.) A channel
+    nobody follows any more stays subscribed for ``LINGER_S``: the seat
+    whose turn comes back follows the same match again a moment later.
+    """
 
     def __init__(self, hub: Hub, connect: wakeups.Connect, sharded: bool) -> None:
         self.hub = hub
         self.connect = connect
         self.sharded = sharded
-        self.channels: set[str] = set()
-        self.changed = threading.Event()
+        self.wanted: set[str] = set()
+        self.dropped: dict[str, float] = {}  # channel: when its last follower left
+        self.sent: set[str] = set()  # subscribed on this connection
+        self.confirmed: set[str] = set()  # ... and confirmed by Redis
+        self.pubsub: Any = None  # while connected
+        self.changed = threading.Condition()
         self.thread = threading.Thread(target=self.run, name="ludotheque-hub", daemon=True)
         self.thread.start()
 
-    def want(self, channels: set[str]) -> None:
-        self.channels = channels
-        self.changed.set()
+    def add(self, channels: set[str]) -> None:
+        """Follow ``channels``: subscribe now what is not subscribed yet."""
+        with self.changed:
+            self.wanted |= channels
+            for channel in channels:
+                self.dropped.pop(channel, None)
+            self._subscribe(channels - self.sent)
+
+    def drop(self, channels: set[str]) -> None:
+        """Nobody follows ``channels`` any more (they linger, then go)."""
+        now = time.monotonic()
+        with self.changed:
+            self.wanted -= channels
+            for channel in channels:
+                self.dropped[channel] = now
+
+    def wait_confirmed(self, channels: set[str], timeout: float) -> bool:
+        """Wait until Redis has confirmed the subscription to ``channels``."""
+        with self.changed:
+            return self.changed.wait_for(
+                lambda: channels <= self.confirmed or self.hub.stopped, timeout
+            )
+
+    def _subscribe(self, channels: set[str]) -> None:
+        # under ``changed``; not connected: ``listen`` subscribes on connecting
+        if not channels or self.pubsub is None:
+            return
+        self.sent |= channels
+        subscribe = self.pubsub.ssubscribe if self.sharded else self.pubsub.subscribe
+        try:
+            subscribe(*channels)
+        except (*STORE_ERRORS, OSError):
+            log.warning("push hub: subscribing failed; the listener reconnects", exc_info=True)
+
+    def _expire(self) -> None:
+        """Unsubscribe the channels nobody has followed for ``LINGER_S``."""
+        now = time.monotonic()
+        with self.changed:
+            gone = {c for c, since in self.dropped.items() if now - since >= LINGER_S}
+            if not gone or self.pubsub is None:
+                return
+            for channel in gone:
+                del self.dropped[channel]
+            self.sent -= gone
+            self.confirmed -= gone
+            pubsub = self.pubsub
+            (pubsub.sunsubscribe if self.sharded else pubsub.unsubscribe)(*gone)
+
+    def stop(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
 
     def run(self) -> None:
         while not self.hub.stopped:
@@ -206,32 +273,39 @@ class Listener:
 
     def listen(self) -> None:
         client = self.connect()
-        pubsub = client.pubsub(ignore_subscribe_messages=True)
-        subscribe = pubsub.ssubscribe if self.sharded else pubsub.subscribe
-        unsubscribe = pubsub.sunsubscribe if self.sharded else pubsub.unsubscribe
-        subscribed: set[str] = set()
+        pubsub = client.pubsub()
+        with self.changed:
+            self.pubsub, self.sent, self.confirmed = pubsub, set(), set()
+            self._subscribe(set(self.wanted))
+        sweep = time.monotonic() + 1.0
         try:
             while not self.hub.stopped:
-                self.changed.clear()
-                wanted = set(self.channels)
-                if wanted - subscribed:
-                    subscribe(*(wanted - subscribed))
-                if subscribed - wanted:
-                    unsubscribe(*(subscribed - wanted))
-                subscribed = wanted
-                if not subscribed:
-                    self.changed.wait(1.0)
-                    continue
-                message = pubsub.get_message(timeout=0.1)
+                message = pubsub.get_message(timeout=1.0)
                 while message is not None:
-                    if message["type"] in ("message", "smessage"):
-                        match_id = wakeups.channel_match(message["channel"])
-                        if match_id is not None:
-                            self.hub.wake(match_id, int(message["data"]))
+                    self._handle(message)
                     message = pubsub.get_message(timeout=0)
+                if time.monotonic() >= sweep:
+                    self._expire()
+                    sweep = time.monotonic() + 1.0
         finally:
+            with self.changed:
+                self.pubsub, self.sent, self.confirmed = None, set(), set()
             pubsub.close()
             client.close()
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        if kind in ("message", "smessage"):
+            match_id = wakeups.channel_match(message["channel"])
+            if match_id is not None:
+                self.hub.wake(match_id, int(message["data"]))
+        elif kind in ("subscribe", "ssubscribe"):
+            channel = message["channel"]
+            channel = channel.decode() if isinstance(channel, bytes) else channel
+            with self.changed:
+                if channel in self.sent:
+                    self.confirmed.add(channel)
+                    self.changed.notify_all()
 
 
 class Hub:
@@ -257,16 +331,25 @@ class Hub:
 
     # -- followers --------------------------------------------------------------
     def follow(self, follower: Follower) -> None:
+        """Hand ``follower`` its matches' new events from now on: once this
+        returns, the channels are subscribed (or ``CONFIRM_S`` has passed,
+        and the periodic check covers them)."""
         with self._lock:
             self._start()
             self._count += 1
             for match_id in follower.match_ids:
                 self._followers.setdefault(match_id, set()).add(follower)
-            self._subscriptions()
+            listening = self._by_listener(follower.match_ids)
+            for listener, channels in listening:
+                listener.add(channels)
+        deadline = time.monotonic() + CONFIRM_S
+        for listener, channels in listening:
+            listener.wait_confirmed(channels, max(0.0, deadline - time.monotonic()))
 
     def unfollow(self, follower: Follower) -> None:
         with self._lock:
             self._count -= 1
+            left = []
             for match_id in follower.match_ids:
                 followers = self._followers.get(match_id)
                 if followers is not None:
@@ -274,7 +357,9 @@ class Hub:
                     if not followers:
                         del self._followers[match_id]
                         self._known.pop(match_id, None)
-            self._subscriptions()
+                        left.append(match_id)
+            for listener, channels in self._by_listener(left):
+                listener.drop(channels)
 
     def count(self) -> int:
         """How many followers this process holds."""
@@ -297,14 +382,16 @@ class Hub:
             threading.Thread(target=self._read_loop, name="ludotheque-hub", daemon=True).start()
             threading.Thread(target=self._check_loop, name="ludotheque-hub", daemon=True).start()
 
-    def _subscriptions(self) -> None:
-        """Tell each node's listener which channels to hold (under the lock)."""
-        by_node = wakeups.channels_by_node(self.store.client, self._followers)
-        for name, (connect, _) in by_node.items():
+    def _by_listener(self, match_ids: list[str]) -> list[tuple[Listener, set[str]]]:
+        """The channels of ``match_ids`` by the listener of their node (under the lock)."""
+        found = []
+        for name, (connect, channels) in wakeups.channels_by_node(
+            self.store.client, match_ids
+        ).items():
             if name not in self._listeners:
                 self._listeners[name] = Listener(self, connect, self.sharded)
-        for name, listener in self._listeners.items():
-            listener.want(by_node[name][1] if name in by_node else set())
+            found.append((self._listeners[name], channels))
+        return found
 
     def _read_loop(self) -> None:
         while not self.stopped:
@@ -379,4 +466,6 @@ class Hub:
         """Stop reading, and end the streams and long polls that follow."""
         self.stopped = True
         self._wakeup.set()
+        for listener in list(self._listeners.values()):
+            listener.stop()
         self._poke_all()

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 import redis
 import requests
 
+from service.live.hub import Follower, Hub
+from service.store.matches import Store
 from service.store.wakeups import wake_channel
 from tests.support.client import ApiClient
 from tests.support.matches import create_match, events_of, play_out
@@ -106,6 +108,32 @@ def test_a_follower_gets_an_event_another_caller_read_first_when_its_wake_up_was
             waiting.join(timeout=30)
             assert answer["events"], f"round {seed}: nothing after {answer['took']:.1f} s"
             assert answer["took"] < 4, answer
+
+
+def test_a_wake_up_published_as_soon_as_a_follow_returns_reaches_the_follower(redis_url):
+    """Issue 34, point 4: a long poll follows its match, reads it, and waits;
+    the other seat's move may be published a moment after the read. The hub
+    must hold the match's channel when ``follow`` returns: a listener that
+    subscribes on its next turn (it waited up to 0.1 s for a message on the
+    channels it already held) lost those wake-ups, and the seat learnt of
+    its turn only from the periodic check (p99 0.7-0.93 s)."""
+    client = redis.Redis.from_url(redis_url)
+    hub = Hub(Store(client), check_s=60)  # no periodic check to hide a loss
+    steady = Follower(["steady"])  # the listener is busy listening to another match
+    hub.follow(steady)
+    try:
+        for i in range(20):
+            follower = Follower([f"fresh-{i}"])
+            hub.follow(follower)
+            try:
+                client.publish(wake_channel(f"fresh-{i}"), 7)
+                assert follower.take(2.0), f"follow {i}: the wake-up was lost"
+            finally:
+                hub.unfollow(follower)
+    finally:
+        hub.unfollow(steady)
+        hub.stop()
+        client.close()
 
 
 def long_poll(url: str, token: str, after: int, answer: dict) -> None:
