@@ -8,12 +8,14 @@ is missing); without them these tests skip, unless LUDOTHEQUE_REQUIRE_NODE=1
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import random
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +35,18 @@ def node_modules() -> None:
         if os.environ.get("LUDOTHEQUE_REQUIRE_NODE") == "1":
             pytest.fail(f"{NEED_NODE} (LUDOTHEQUE_REQUIRE_NODE=1)")
         pytest.skip(NEED_NODE)
-    if not (PEER / "node_modules" / "boardgame.io" / "package.json").exists():
-        done = subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund"],
-            cwd=PEER,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    # one `npm ci` at a time: pytest-xdist may run this module's tests in two workers
+    with (Path(tempfile.gettempdir()) / "ludotheque-peer-npm-ci.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (PEER / "node_modules" / "boardgame.io" / "package.json").exists():
+            done = subprocess.run(
+                ["npm", "ci", "--no-audit", "--no-fund"],
+                cwd=PEER,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
 def playout(players: int, seed: int) -> dict[str, Any]:
