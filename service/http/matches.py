@@ -8,7 +8,6 @@ from typing import Any
 from flask import Response, request
 from flask.views import MethodView
 
-from service.domain import tokens as auth
 from service.domain.matches import present
 from service.http.answers import (
     OPTIONAL_SEAT_TOKEN,
@@ -26,7 +25,7 @@ from service.http.contract import header_parameters, header_ref
 from service.http.game_schemas import GameContract
 from service.http.schemas import LobbyQuerySchema, LobbySchema, MatchQuerySchema
 from service.http.streams import address
-from service.live.turns import settled, wait_for_turn
+from service.live.turns import turn_of
 from service.store import lobby
 
 
@@ -106,19 +105,13 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             `too_many_followers`), and ends at once with 403 `invalid_token` if
             the token's seat changes hands meanwhile."""
             token = bearer_token()
-            loaded = matches().load(game, match_id)
-            seat = matches().seat_for(loaded, token)
-            if wait and seat is not None and not settled(game, loaded, seat):
+            if wait and token is not None:
                 # first the turn, then whether the version is news; a long
                 # poll, held against the follower caps as a stream is
-                holder = auth.token_hash(token)
-                allowances = following().allowances
-                held = allowances.hold(address(), [holder], wait + 30)
-                try:
-                    loaded = wait_for_turn(following(), game, match_id, loaded, seat, wait, holder)
-                finally:
-                    allowances.release(held)
-                seat = matches().seat_for(loaded, token)  # 403 if the seat changed hands
+                loaded, seat = turn_of(following(), game, match_id, token, wait, address())
+            else:
+                loaded = matches().load(game, match_id)
+                seat = matches().seat_for(loaded, token)
             tag = etag(loaded.version, seat)
             if none_match(tag):
                 return Response(status=304, headers={"ETag": tag})

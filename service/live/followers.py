@@ -197,11 +197,14 @@ class Allowances:
         self.bounds = bounds
         self.hub = hub
 
-    def hold(self, address: str, tokens: Sequence[str], lease_s: float) -> list[str]:
+    def hold(
+        self, address: str, tokens: Sequence[str], lease_s: float, following: int = 0
+    ) -> list[str]:
         """Hold one follower for ``address`` and each of ``tokens`` for up to
         ``lease_s``; refuse with 429 (a holder at its cap) or 503 (this
-        process full). Returns what to ``release``."""
-        if self.bounds.per_process and self.hub.count() >= self.bounds.per_process:
+        process full, not counting the ``following`` followers the caller
+        has the hub hold already). Returns what to ``release``."""
+        if self.bounds.per_process and self.hub.count() - following >= self.bounds.per_process:
             raise Problem(
                 503,
                 "too_many_followers",

@@ -9,6 +9,7 @@ import time
 from engines.core import Game
 from service.domain.access import may_follow_as
 from service.domain.ports import Loaded
+from service.domain.tokens import token_hash
 from service.domain.views import status_of
 from service.live import shutdown as lifecycle
 from service.live.following import Following
@@ -23,39 +24,63 @@ def settled(game: Game, loaded: Loaded, seat: int) -> bool:
     return status == "active" and seat in game.to_act(loaded.match["state"])
 
 
-def wait_for_turn(
+def turn_of(
+    live: Following,
+    game: Game,
+    match_id: str,
+    token: str,
+    wait_s: float,
+    address: str,
+) -> tuple[Loaded, int | None]:
+    """The match and ``token``'s seat (403 when it holds none), once the seat
+    is to act or the match is over, waiting at most ``wait_s`` seconds: a
+    long poll. The process's push hub wakes the wait when the log grows (no
+    Redis connection is held); it ends as soon as the seat is no longer the
+    token's. A wait that waits is held against the follower caps, as a
+    stream is (429 ``too_many_followers``).
+
+    The match is followed before it is read, so that a move made after the
+    read wakes the wait, and the read that decides whether to wait is the
+    only one before it: three round trips for a long poll (the read, the
+    follower's hold, the read once woken; then the release)."""
+    follower = Follower([match_id])
+    live.hub.follow(follower)
+    try:
+        loaded = live.matches.load(game, match_id)
+        seat = live.matches.seat_for(loaded, token)
+        if seat is None or settled(game, loaded, seat):
+            return loaded, seat
+        holder = token_hash(token)
+        held = live.allowances.hold(address, [holder], wait_s + 30, following=1)
+        try:
+            loaded = _wait(live, game, match_id, loaded, seat, wait_s, holder, follower)
+        finally:
+            live.allowances.release(held)
+    finally:
+        live.hub.unfollow(follower)
+    return loaded, live.matches.seat_for(loaded, token)  # 403 if the seat changed hands
+
+
+def _wait(
     live: Following,
     game: Game,
     match_id: str,
     loaded: Loaded,
     seat: int,
     wait_s: float,
-    holder: str | None = None,
+    holder: str,
+    follower: Follower,
 ) -> Loaded:
-    """``loaded``, or the match once ``seat`` is to act or it is over, waiting
-    at most ``wait_s`` seconds: the process's push hub wakes the wait when the
-    log grows (no Redis connection is held). With ``holder`` (the token's
-    hash), it ends as soon as the seat is no longer that token's. The caller
-    holds it against the follower caps, as a stream (``service.http.api``)."""
-    if wait_s <= 0 or settled(game, loaded, seat):
-        return loaded
     deadline = time.monotonic() + wait_s
-    follower = Follower([match_id])
-    live.hub.follow(follower)
-    try:
-        # followed first, then read: a write in between wakes the wait at once
-        loaded = live.matches.load(game, match_id)
-        while not (
-            settled(game, loaded, seat)
-            or (holder is not None and not may_follow_as(loaded.match["seats"], seat, holder))
-            or lifecycle.stopping()
-            or live.hub.stopped
-        ):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            if follower.take(min(remaining, 1.0)):
-                loaded = live.matches.load(game, match_id)
-    finally:
-        live.hub.unfollow(follower)
+    while not (
+        settled(game, loaded, seat)
+        or not may_follow_as(loaded.match["seats"], seat, holder)
+        or lifecycle.stopping()
+        or live.hub.stopped
+    ):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        if follower.take(min(remaining, 1.0)):
+            loaded = live.matches.load(game, match_id)
     return loaded

@@ -5,12 +5,17 @@ compare-and-set). Counted in process, with Flask's test client."""
 
 from __future__ import annotations
 
+import copy
+import threading
+import time
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import redis
 
+from engines import get_game
 from service.app import create_app
 
 RAISED = "1000000000/minute"
@@ -19,19 +24,34 @@ RAISED = "1000000000/minute"
 class RoundTrips:
     def __init__(self) -> None:
         self.count = 0
+        self.by_thread: Counter[int] = Counter()
 
 
 @pytest.fixture
 def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[RoundTrips]:
-    """Counts what redis-py sends: one packed send is one round trip."""
+    """Counts what redis-py sends: one packed send is one round trip (a new
+    connection's handshake is not counted: how often one opens depends on
+    the threads)."""
     counter = RoundTrips()
-    original = redis.connection.AbstractConnection.send_packed_command
+    connection_class = redis.connection.AbstractConnection
+    original, connect = connection_class.send_packed_command, connection_class.on_connect
+    opening = threading.local()
 
     def send(connection: Any, command: Any, check_health: bool = True) -> None:
-        counter.count += 1
+        if not getattr(opening, "now", False):
+            counter.count += 1
+            counter.by_thread[threading.get_ident()] += 1
         return original(connection, command, check_health)
 
-    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", send)
+    def on_connect(connection: Any) -> None:
+        opening.now = True
+        try:
+            connect(connection)
+        finally:
+            opening.now = False
+
+    monkeypatch.setattr(connection_class, "send_packed_command", send)
+    monkeypatch.setattr(connection_class, "on_connect", on_connect)
     yield counter
 
 
@@ -90,6 +110,64 @@ def test_playing_an_action_costs_one_round_trip_or_two(redis_url, round_trips, r
     spent = costs(redis_url, round_trips, rate_limits)
     assert spent["action"] == 1, spent
     assert spent["action elsewhere"] == 2, spent
+
+
+@pytest.mark.parametrize("rate_limits", [False, True], ids=["no rate limits", "rate limits"])
+def test_a_long_poll_costs_four_round_trips(redis_url, round_trips, rate_limits):
+    """Issue 34: the waiting seat's ``?wait=`` reads the match once before it
+    waits (it follows the match first, so no second read closes a gap), holds
+    its follower, reads the match once woken, and releases the follower
+    (five round trips until 2026-11-27). The match was followed a moment
+    before, as a seat's next turn finds it: its channel is still subscribed."""
+    app = app_for(redis_url, rate_limits)
+    http = app.test_client()
+    hub = app.extensions["ludotheque.live"].hub
+    body = {"players": [{"name": "Ada"}, {"name": "Bob"}], "seed": 2}
+    match = http.post("/v1/games/dekal/matches", json=body).get_json()
+    url = f"/v1/games/dekal/matches/{match['id']}"
+    tokens = [seat["token"] for seat in match["seats"]]
+    spent = []
+    for _ in range(2):
+        mover, action = handing_over(app, http, url, match["id"], tokens)
+        answers: list[Any] = []
+
+        def poll(seat: int = 1 - mover, answers: list[Any] = answers) -> None:
+            headers = {"Authorization": f"Bearer {tokens[seat]}"}
+            before = round_trips.by_thread[threading.get_ident()]
+            answers.append(http.get(url + "?wait=10", headers=headers))
+            spent.append(round_trips.by_thread[threading.get_ident()] - before)
+
+        poller = threading.Thread(target=poll)
+        poller.start()
+        deadline = time.monotonic() + 5
+        while hub.count() < 1 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.05)  # past its read, into its wait
+        headers = {"Authorization": f"Bearer {tokens[mover]}"}
+        assert http.post(url + "/actions", json=action, headers=headers).status_code == 200
+        poller.join(timeout=15)
+        assert answers and answers[0].status_code == 200
+    assert spent[1] == 4, spent
+
+
+def handing_over(app: Any, http: Any, url: str, match_id: str, tokens: list[str]) -> tuple:
+    """Play on until one seat alone acts and has an action that makes the
+    other seat the one to act: that seat and that action."""
+    game = get_game("dekal")
+    store = app.extensions["ludotheque.matches"].store
+    for _ in range(100):
+        state = store.load(match_id).match["state"]
+        seat = game.to_act(state)[0]
+        actions = game.legal_actions(state, seat)
+        if game.to_act(state) == [seat]:
+            for action in actions:
+                after = copy.deepcopy(state)
+                game.apply(after, seat, action)
+                if game.to_act(after) == [1 - seat]:
+                    return seat, action
+        headers = {"Authorization": f"Bearer {tokens[seat]}"}
+        assert http.post(url + "/actions", json=actions[0], headers=headers).status_code == 200
+    raise AssertionError("no position hands the turn over")
 
 
 def test_a_process_remembers_the_last_matches_it_saw_and_no_more(redis_url, monkeypatch):
