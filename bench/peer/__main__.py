@@ -13,7 +13,14 @@ and measures the ``--seconds`` after a warm-up:
   its embedded Redis with an append-only file fsynced as
   ``LUDOTHEQUE_APPENDFSYNC`` says, in a temporary folder); HTTP clients, one
   request per move (``POST .../actions?legal_actions=true``), the waiting
-  seat on ``GET ...?legal_actions=true&wait=30``.
+  seat on ``GET ...?legal_actions=true&wait=30``;
+- ``floor-no``, ``floor-everysec``, ``floor-always``: the floor of that
+  stack, ``bench/baseline_app.py`` under the same gunicorn configuration
+  and worker count, with a private Redis fsyncing its append-only file as
+  for ``ours-*``: a move is one Lua read-modify-write of a 2 KB value that
+  publishes a wake-up, the waiting seat a long poll woken by it; the same
+  HTTP clients, the same requests per match (a create, then one request per
+  move and a long poll per turn handed over), 64 moves a match as Dékal's.
 
 Rounds alternate the systems (round 1: every system, then round 2...); in
 each, a system runs once per ``--clients`` count on one server. For each
@@ -22,7 +29,8 @@ handoff (a move's confirmation to the next seat learning it is its turn:
 p50, p99, share over 500 ms), and the server CPU per move of every process
 (user + system time, read from /proc at the window's ends): for Ludothèque
 by kind (API workers, gunicorn master, bot workers, webhook work, Redis,
-the ``serve`` supervisor), with the requests per move of each kind and the
+the ``serve`` supervisor; the floor's: API workers, gunicorn master,
+Redis), with the requests per move of each kind and the
 server time per request kind that ``/metrics`` gives. A summary table
 gives each figure's range over the rounds; everything goes to
 ``bench/results/peer.json`` (``--json PATH`` elsewhere)::
@@ -57,8 +65,8 @@ import orjson
 import requests
 
 from bench import results
-from bench.load import HOST, ROOT, machine_ticks, process_tree, serving
-from service.store.embedded import free_port
+from bench.load import GUNICORN_CONF, HOST, ROOT, machine_ticks, process_tree, serving
+from service.store.embedded import EmbeddedRedis, free_port
 
 HERE = Path(__file__).resolve().parent
 SYSTEMS: dict[str, tuple[str, str]] = {
@@ -67,9 +75,18 @@ SYSTEMS: dict[str, tuple[str, str]] = {
     "ours-no": ("ours", "no"),
     "ours-everysec": ("ours", "everysec"),
     "ours-always": ("ours", "always"),
+    "floor-no": ("floor", "no"),
+    "floor-everysec": ("floor", "everysec"),
+    "floor-always": ("floor", "always"),
 }
+# Run when --systems is not given: the floor in the mode issue 34 names.
+DEFAULT_SYSTEMS = [s for s in SYSTEMS if s not in ("floor-no", "floor-always")]
 # Ludothèque's processes, by kind; the CPU of each kind is reported per move.
+# The floor has API workers, a gunicorn master and Redis.
 OURS_KINDS = ("api_workers", "gunicorn_master", "bot_workers", "webhook_work", "redis", "serve")
+# Moves in a two-player Dékal match: 16 rounds of two reveals and two takes,
+# whatever the cards (engines/dekal, one manche); the floor plays as many.
+FLOOR_MOVES = 64
 NEED_NODE = "install Node.js and npm: apt-get install -y nodejs npm"
 TICK = os.sysconf("SC_CLK_TCK")
 METRIC = re.compile(
@@ -160,6 +177,48 @@ def ours_server(
         yield process
 
 
+@contextlib.contextmanager
+def floor_server(appendfsync: str, port: int, tmp: Path, workers: int) -> Iterator[list[int]]:
+    """``bench/baseline_app.py`` under gunicorn with the service's
+    configuration file and ``workers`` workers, beside a private Redis with
+    an append-only file fsynced as ``appendfsync`` says, as ``ludotheque
+    serve`` starts its own; the pids of both, for their CPU."""
+    redis_server = EmbeddedRedis(
+        tmp / "data", appendfsync=appendfsync, server=os.environ.get("LUDOTHEQUE_REDIS_SERVER")
+    )
+    with redis_server as url:
+        assert redis_server.process is not None
+        env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        env.update(
+            REDIS_URL=url,
+            LUDOTHEQUE_BIND=f"{HOST}:{port}",
+            LUDOTHEQUE_WORKERS=str(workers),
+            PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
+        )
+        command = [sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONF)]
+        command.append("bench.baseline_app:create_app()")
+        with serving(command, env, port, "/floor/0", tmp / "floor.log", workers) as process:
+            yield [process.pid, redis_server.process.pid]
+
+
+@contextlib.contextmanager
+def serve_system(
+    kind: str, mode: str, port: int, tmp: Path, workers: int, rate_limits: bool
+) -> Iterator[list[int]]:
+    """A system's server for the block: the pids whose process trees are its."""
+    if kind == "floor":
+        with floor_server(mode, port, tmp, workers) as roots:
+            yield roots
+        return
+    server = (
+        bgio_server(mode, port, tmp)
+        if kind == "bgio"
+        else ours_server(mode, port, tmp, workers, rate_limits)
+    )
+    with server as process:
+        yield [process.pid]
+
+
 def stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.terminate()
@@ -170,13 +229,13 @@ def stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-def settle(root: int, timeout: float = 30) -> None:
-    """Wait until every process under ``root`` is about idle (the bot
+def settle(roots: list[int], timeout: float = 30) -> None:
+    """Wait until every process under ``roots`` is about idle (the bot
     workers and Redis boot beside gunicorn)."""
     deadline = time.monotonic() + timeout
     last = -1.0
     while time.monotonic() < deadline:
-        used = sum(ticks(pid)[0] for pid in process_tree(root)) / TICK
+        used = sum(ticks(pid)[0] for root in roots for pid in process_tree(root)) / TICK
         if 0 <= used - last < 0.1:
             return
         last = used
@@ -205,7 +264,7 @@ def parent(pid: int) -> int:
 def kind_of(pid: int, root: int, cmdline: bytes, system: str) -> str:
     if system == "bgio":
         return "node"
-    if pid == root:
+    if pid == root and system == "ours":
         return "serve"
     if b"redis-server" in cmdline or b"valkey-server" in cmdline:
         return "redis"
@@ -217,16 +276,17 @@ def kind_of(pid: int, root: int, cmdline: bytes, system: str) -> str:
     return "other"
 
 
-def snapshot(root: int, system: str) -> dict[int, tuple[str, int, int]]:
-    """Every process under ``root``: (kind, CPU ticks, ticks of its main
+def snapshot(roots: list[int], system: str) -> dict[int, tuple[str, int, int]]:
+    """Every process under ``roots``: (kind, CPU ticks, ticks of its main
     thread). A background worker's main thread plays the bots' turns; its
     other threads deliver webhooks (``service/background/worker.py``)."""
     found = {}
-    for pid in process_tree(root):
-        used, cmdline = ticks(pid)
-        kind = kind_of(pid, root, cmdline, system)
-        main = ticks(pid, pid)[0] if kind == "background" else used
-        found[pid] = (kind, used, main)
+    for root in roots:
+        for pid in process_tree(root):
+            used, cmdline = ticks(pid)
+            kind = kind_of(pid, root, cmdline, system)
+            main = ticks(pid, pid)[0] if kind == "background" else used
+            found[pid] = (kind, used, main)
     return found
 
 
@@ -287,7 +347,7 @@ def run_client(
 ) -> dict[str, Any]:
     command = ["node", "client.js", "--system", system, "--port", str(port)]
     command += ["--clients", str(clients), "--warmup", str(warmup), "--seconds", str(seconds)]
-    command += ["--addresses", str(addresses)]
+    command += ["--addresses", str(addresses), "--moves", str(FLOOR_MOVES)]
     client = subprocess.Popen(
         command, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -311,7 +371,7 @@ def run_client(
 
 
 def phase(
-    system: str, server: subprocess.Popen, port: int, clients: int, args: argparse.Namespace
+    system: str, roots: list[int], port: int, clients: int, args: argparse.Namespace
 ) -> dict[str, Any]:
     kind = SYSTEMS[system][0]
     marks: dict[str, Any] = {}
@@ -319,12 +379,12 @@ def phase(
     def start() -> None:
         if kind == "ours":
             marks["routes"] = route_times(port)
-        marks["cpu"] = snapshot(server.pid, kind)
+        marks["cpu"] = snapshot(roots, kind)
         marks["machine"], marks["stolen"] = machine_busy(), machine_ticks()
         marks["t"] = time.monotonic()
 
     def end() -> None:
-        marks["cpu_end"] = snapshot(server.pid, kind)
+        marks["cpu_end"] = snapshot(roots, kind)
         marks["machine_end"], marks["stolen_end"] = machine_busy(), machine_ticks()
         marks["t_end"] = time.monotonic()
         if kind == "ours":
@@ -386,9 +446,8 @@ def span(values: list[float | None], digits: int = 0) -> str:
     found = [v for v in values if v is not None]
     if not found:
         return "-"
-    low, high = min(found), max(found)
-    fmt = f"{{:,.{digits}f}}"
-    return fmt.format(low) if low == high else f"{fmt.format(low)}–{fmt.format(high)}"
+    low, high = (f"{{:,.{digits}f}}".format(v) for v in (min(found), max(found)))
+    return low if low == high else f"{low}–{high}"
 
 
 def summarize(phases: list[dict[str, Any]], systems: list[str], counts: list[int]) -> dict:
@@ -443,9 +502,9 @@ def report(summary: dict[str, Any], counts: list[int]) -> None:
                 f"{span(s['handoff_p50_ms'], 1):>13} {span(s['handoff_p99_ms'], 1):>13} "
                 f"{span(share, 1) + ' %':>13} {s['errors']:6d}"
             )
-    ours = {k: v for k, v in summary.items() if SYSTEMS[k][0] == "ours"}
+    ours = {k: v for k, v in summary.items() if SYSTEMS[k][0] in ("ours", "floor")}
     if ours:
-        out("\nLudothèque's CPU per move by process kind (ms, min–max over the rounds)")
+        out("\nCPU per move by process kind, Ludothèque and its floor (ms, min–max, rounds)")
         out(f"{'system':15} {'clients':>7} " + " ".join(f"{k:>15}" for k in OURS_KINDS))
         for system, by_count in ours.items():
             for clients in counts:
@@ -454,6 +513,48 @@ def report(summary: dict[str, Any], counts: list[int]) -> None:
                     continue
                 cells = [span(s["cpu_ms_per_move"].get(k, []), 3) for k in OURS_KINDS]
                 out(f"{system:15} {clients:7d} " + " ".join(f"{c:>15}" for c in cells))
+    ratios = floor_ratios(summary, counts)
+    if ratios:
+        out("\nserver CPU per move as a multiple of another system's, round by round (min–max)")
+        out(f"{'':33} {'clients':>7} {'ratio':>13}")
+        for (upper, lower, clients), values in ratios.items():
+            out(f"{upper + ' / ' + lower:33} {clients:7d} {span(values, 2):>13}")
+
+
+def ratios_by_pair(
+    ratios: dict[tuple[str, str, int], list[float | None]],
+) -> dict[str, dict[str, list[float | None]]]:
+    """``{"floor-everysec / bgio-memory": {"16": [per round], ...}, ...}``"""
+    found: dict[str, dict[str, list[float | None]]] = {}
+    for (upper, lower, clients), values in ratios.items():
+        found.setdefault(f"{upper} / {lower}", {})[str(clients)] = values
+    return found
+
+
+def floor_ratios(
+    summary: dict[str, Any], counts: list[int]
+) -> dict[tuple[str, str, int], list[float | None]]:
+    """Each floor against boardgame.io in memory, and each Ludothèque mode
+    against its floor: server CPU per move, the ratio of the same round's
+    phases (the systems alternate within a round)."""
+    pairs = [(f, "bgio-memory") for f in summary if SYSTEMS[f][0] == "floor"]
+    pairs += [
+        (o, "floor-" + SYSTEMS[o][1])
+        for o in summary
+        if SYSTEMS[o][0] == "ours" and "floor-" + SYSTEMS[o][1] in summary
+    ]
+    found: dict[tuple[str, str, int], list[float | None]] = {}
+    for upper, lower in pairs:
+        if lower not in summary:
+            continue
+        for clients in counts:
+            a = summary[upper].get(str(clients), {}).get("server_cpu_ms_per_move", [])
+            b = summary[lower].get(str(clients), {}).get("server_cpu_ms_per_move", [])
+            if a and b:
+                found[(upper, lower, clients)] = [
+                    round(x / y, 3) if x and y else None for x, y in zip(a, b, strict=False)
+                ]
+    return found
 
 
 def report_phase(p: dict[str, Any]) -> None:
@@ -465,13 +566,16 @@ def report_phase(p: dict[str, Any]) -> None:
         f"machine busy {p['machine_busy_cores']} cores (server {p['server_cpu_cores']}, "
         f"client {p['client_cpu_cores']})"
     )
+    per_move = ", ".join(f"{k} {v}" for k, v in p["requests_per_move"].items())
+    by_kind = ", ".join(f"{k} {v}" for k, v in p["cpu_ms_per_move"].items() if v)
     if "server_time_per_request_kind" in p:
         kinds = ", ".join(
             f"{k} {v['requests']} × {v['mean_ms']} ms"
             for k, v in p["server_time_per_request_kind"].items()
         )
-        per_move = ", ".join(f"{k} {v}" for k, v in p["requests_per_move"].items())
         out(f"    requests per move: {per_move}; server time per request (/metrics): {kinds}")
+    elif SYSTEMS[p["system"]][0] == "floor":
+        out(f"    requests per move: {per_move}; CPU ms per move: {by_kind}")
     if p["errors"]:
         out(f"    errors: {p['errors']}")
 
@@ -485,8 +589,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds alternating the systems")
     parser.add_argument("--seconds", type=float, default=10, help="measured seconds per phase")
     parser.add_argument("--warmup", type=float, help="seconds before measuring (default S/5, ≤3)")
-    parser.add_argument("--systems", default=",".join(SYSTEMS), help="among " + ",".join(SYSTEMS))
-    parser.add_argument("--workers", type=int, default=2, help="Ludothèque's gunicorn workers")
+    parser.add_argument(
+        "--systems", default=",".join(DEFAULT_SYSTEMS), help="among " + ",".join(SYSTEMS)
+    )
+    parser.add_argument(
+        "--workers", type=int, default=2, help="gunicorn workers (Ludothèque's, the floor's)"
+    )
     parser.add_argument(
         "--rate-limits",
         choices=("on", "off"),
@@ -544,15 +652,10 @@ def main(argv: list[str] | None = None) -> int:
             kind, mode = SYSTEMS[system]
             with tempfile.TemporaryDirectory(prefix="ludotheque-peer-") as tmp:
                 port = free_port()
-                server = (
-                    bgio_server(mode, port, Path(tmp))
-                    if kind == "bgio"
-                    else ours_server(mode, port, Path(tmp), args.workers, rate_limits)
-                )
-                with server as process:
-                    settle(process.pid)
+                with serve_system(kind, mode, port, Path(tmp), args.workers, rate_limits) as roots:
+                    settle(roots)
                     for clients in counts:
-                        figures = phase(system, process, port, clients, args)
+                        figures = phase(system, roots, port, clients, args)
                         figures["round"] = round_
                         phases.append(figures)
                         report_phase(figures)
@@ -570,6 +673,7 @@ def main(argv: list[str] | None = None) -> int:
                 "systems": systems,
                 "workers": args.workers,
                 "players": 2,
+                "floor_moves_per_match": FLOOR_MOVES,
                 "rate_limits": (
                     f"on, as configured by default; clients from {args.addresses} loopback "
                     "addresses"
@@ -582,6 +686,7 @@ def main(argv: list[str] | None = None) -> int:
             "npm_ci_s": None if npm_ci_s is None else round(npm_ci_s, 1),
             "took_s": round(took),
             "summary": summary,
+            "cpu_per_move_ratios": ratios_by_pair(floor_ratios(summary, counts)),
             "phases": phases,
         }
         out(f"wrote {results.write(args.json, 'peer', argv, document)}")

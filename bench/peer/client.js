@@ -4,8 +4,8 @@
  * Dékal matches as fast as they can, against Ludothèque or boardgame.io,
  * the same way on both sides.
  *
- *   node client.js --system ours|bgio --port P --clients N --seconds S
- *                  [--warmup W] [--players 2] [--addresses 1]
+ *   node client.js --system ours|bgio|floor --port P --clients N --seconds S
+ *                  [--warmup W] [--players 2] [--addresses 250] [--moves 64]
  *
  * N clients are N seats: N/players match slots, each playing one match at a
  * time with all its seats at once, and a new match when one ends. Every
@@ -33,6 +33,16 @@
  *   update the server sends is the seat's `playerView` (the same envelope as
  *   Ludothèque's answer, legal actions included). The socket closes when
  *   the match ends.
+ * - floor: the floor of Ludothèque's stack (`bench/baseline_app.py`), played
+ *   with the same requests as ours, two seats a match: a slot creates a
+ *   fresh match `n` (`POST /floor/<n>/reset?moves=M`, M = `--moves`, 64 as
+ *   a two-player Dékal match), each seat on a connection of its own, from
+ *   the same addresses; a seat's first request is `GET
+ *   /floor/<n>?seat=S&wait=30`, then it moves (`POST /floor/<n>/actions`
+ *   with an action as body) when version % 2 is its seat and long-polls
+ *   that GET when it is not, until the version reaches M. Seats alternate
+ *   strictly: a long poll per move, where a Dékal match has three every
+ *   four moves (both seats reveal at once).
  *
  * Measured over the `--seconds` after `--warmup` (it prints "measuring" and
  * "measured" on stdout at the window's ends, for the caller to sample the
@@ -57,13 +67,14 @@ const WAIT_S = 30;
 const MOVE_TIMEOUT_MS = 10000;
 
 function parse(argv) {
-  const args = { system: null, port: 0, clients: 2, seconds: 5, warmup: 1, players: 2, addresses: 250 };
+  const args = { system: null, port: 0, clients: 2, seconds: 5, warmup: 1, players: 2, addresses: 250, moves: 64 };
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i].replace(/^--/, '');
     if (!(name in args)) throw new Error(`unknown argument ${argv[i]}`);
     args[name] = name === 'system' ? argv[i + 1] : Number(argv[i + 1]);
   }
-  if (!['ours', 'bgio'].includes(args.system)) throw new Error('--system ours|bgio');
+  if (!['ours', 'bgio', 'floor'].includes(args.system)) throw new Error('--system ours|bgio|floor');
+  if (args.system === 'floor' && args.players !== 2) throw new Error('--system floor: two players');
   if (args.clients % args.players !== 0) throw new Error('--clients must be a multiple of --players');
   if (!(args.addresses >= 1 && args.addresses <= 250)) throw new Error('--addresses: 1 to 250');
   return args;
@@ -300,6 +311,78 @@ async function oursSeat(me, connection, url, token, created, handoffs, recorder)
   return false;
 }
 
+// -- the floor -------------------------------------------------------------------
+
+async function floorSlot(slot, args, recorder, connections, matches) {
+  while (!recorder.stopping) {
+    const address = args.addresses > 1 ? `127.0.0.${2 + (recorder.matchesStarted % args.addresses)}` : null;
+    const seats = [0, 1].map(() => new Connection(args.port, address));
+    connections.push(...seats);
+    const url = `/floor/${matches.next()}`;
+    const started = performance.now();
+    recorder.matchesStarted += 1;
+    const created = await seats[0].request('POST', `${url}/reset?moves=${args.moves}`, undefined, {}, 10000);
+    recorder.request('create', started);
+    let finished = false;
+    if (created.status !== 201 || !created.json) {
+      recorder.error('create', created.status || created.reason, started);
+    } else {
+      const handoffs = new Handoffs(recorder);
+      const played = await Promise.all(seats.map((seat, s) => floorSeat(s, seat, url, created.json, handoffs, recorder)));
+      finished = played.every((done) => done);
+    }
+    for (const seat of seats) {
+      seat.close();
+      connections.splice(connections.indexOf(seat), 1);
+    }
+    if (finished) recorder.matchesFinished += 1;
+    else if (!recorder.stopping) await sleep(200);
+  }
+}
+
+/** Who acts after `version`: the seat version % 2, none once the match is over. */
+function floorToAct(value) {
+  return value.version >= value.end ? [] : [value.version % 2];
+}
+
+/** One seat's loop, as oursSeat: true when the match finished. */
+async function floorSeat(me, connection, url, created, handoffs, recorder) {
+  let known = created;
+  let first = true;
+  while (!recorder.stopping) {
+    const toAct = floorToAct(known);
+    if (!toAct.length) return true;
+    const acting = toAct.includes(me);
+    if (acting && !first) {
+      const sent = performance.now();
+      const move = { type: 'take', card: Math.floor(Math.random() * 10) };
+      const answer = await connection.request('POST', `${url}/actions`, move, {}, 10000);
+      const t = performance.now();
+      recorder.request('action', sent);
+      if (answer.status !== 200 || !answer.json) {
+        recorder.error('action', answer.status || answer.reason, sent);
+        return false;
+      }
+      recorder.move(t - sent, t);
+      handoffs.confirm(answer.json.version, floorToAct(answer.json), me, t);
+      known = answer.json;
+    } else {
+      const sent = performance.now();
+      const answer = await connection.request('GET', `${url}?seat=${me}&wait=${WAIT_S}`, undefined, {}, (WAIT_S + 10) * 1000);
+      const t = performance.now();
+      recorder.request('view_wait', sent);
+      if (answer.status !== 200 || !answer.json) {
+        recorder.error('view_wait', answer.status || answer.reason, sent);
+        return false;
+      }
+      if (!acting && floorToAct(answer.json).includes(me)) handoffs.learn(me, known.version, answer.json.version, t);
+      known = answer.json;
+      first = false;
+    }
+  }
+  return false;
+}
+
 // -- boardgame.io -------------------------------------------------------------
 
 async function bgioSlot(slot, args, recorder, connections, sockets) {
@@ -449,11 +532,14 @@ async function main() {
       resolve();
     }, recorder.to - performance.now());
   });
-  const running = Array.from({ length: slots }, (_, slot) =>
-    args.system === 'ours'
-      ? oursSlot(slot, args, recorder, connections)
-      : bgioSlot(slot, args, recorder, connections, sockets),
-  );
+  // the floor's matches: fresh numbers, apart from an earlier run's on the same server
+  let floorMatch = Math.floor(Math.random() * 1e9);
+  const floorMatches = { next: () => (floorMatch += 1) };
+  const running = Array.from({ length: slots }, (_, slot) => {
+    if (args.system === 'ours') return oursSlot(slot, args, recorder, connections);
+    if (args.system === 'floor') return floorSlot(slot, args, recorder, connections, floorMatches);
+    return bgioSlot(slot, args, recorder, connections, sockets);
+  });
   await ended;
   await Promise.race([Promise.all(running), sleep(2000)]);
   const latencies = [...recorder.latencies].sort((a, b) => a - b);

@@ -91,12 +91,14 @@ def test_the_port_plays_dekal_as_the_engine_does(node_modules: None) -> None:
     assert checked["mismatches"] == []
 
 
-def test_a_short_peer_run_plays_both_systems(node_modules: None, tmp_path: Path) -> None:
-    """``python -m bench.peer`` reduced: both systems play whole matches and
-    the JSON has the figures the issue asks for."""
+def test_a_short_peer_run_plays_every_kind_of_system(node_modules: None, tmp_path: Path) -> None:
+    """``python -m bench.peer`` reduced: boardgame.io, Ludothèque and the
+    floor of its stack play whole matches and the JSON has the figures the
+    issue asks for."""
     out = tmp_path / "peer.json"
     command = [sys.executable, "-m", "bench.peer", "--clients", "2", "--rounds", "1"]
-    command += ["--seconds", "3", "--systems", "bgio-memory,ours-everysec", "--json", str(out)]
+    systems = "bgio-memory,ours-everysec,floor-everysec"
+    command += ["--seconds", "3", "--systems", systems, "--json", str(out)]
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
@@ -104,7 +106,7 @@ def test_a_short_peer_run_plays_both_systems(node_modules: None, tmp_path: Path)
     document = json.loads(out.read_text())
     assert document["bench"] == "peer"
     phases = {p["system"]: p for p in document["figures"]["phases"]}
-    assert set(phases) == {"bgio-memory", "ours-everysec"}
+    assert set(phases) == {"bgio-memory", "ours-everysec", "floor-everysec"}
     for system, p in phases.items():
         assert p["moves"] > 0, (system, p)
         assert p["moves_per_s"] > 0
@@ -119,6 +121,16 @@ def test_a_short_peer_run_plays_both_systems(node_modules: None, tmp_path: Path)
     )
     assert ours["requests_per_move"]["action"] > 0
     assert ours["server_time_per_request_kind"]["action"]["requests"] > 0
+    floor = phases["floor-everysec"]
+    assert {"api_workers", "gunicorn_master", "redis"} == set(floor["cpu_ms_per_move"])
+    assert floor["cpu_ms_per_move"]["api_workers"] > 0
+    # a create per match, a POST per move, a long poll per turn handed over
+    assert floor["requests_per_move"]["action"] > 0.9
+    assert floor["requests_per_move"]["view_wait"] > 0.9
+    assert floor["matches_finished"] > 0
     summary = document["figures"]["summary"]
-    assert set(summary) == {"bgio-memory", "ours-everysec"}
+    assert set(summary) == {"bgio-memory", "ours-everysec", "floor-everysec"}
+    ratios = document["figures"]["cpu_per_move_ratios"]
+    assert set(ratios) == {"floor-everysec / bgio-memory", "ours-everysec / floor-everysec"}
+    assert all(value > 0 for by_count in ratios.values() for value in by_count["2"])
     assert "moves/s" in done.stdout
