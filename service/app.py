@@ -30,6 +30,7 @@ from service.http.limits import init_limits, pending_counters
 from service.http.play import play
 from service.live.followers import Bounds
 from service.live.following import Following, LiveSettings
+from service.live.hub import Hub
 from service.observability import init_observability
 from service.settings import Settings, load
 from service.store import lobby
@@ -135,10 +136,13 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     )
     limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
     scheduler = Scheduler(store.client, limits)
-    # What follows each commit, in this order: the turn the server owes
-    # (even after a write the replicas did not confirm, which may survive),
-    # the webhook's deliveries, the lobby's index.
+    # What follows each commit, in this order: this process's followers,
+    # woken at once (no trip round Redis; it cannot fail), the turn the
+    # server owes (even after a write the replicas did not confirm, which
+    # may survive), the webhook's deliveries, the lobby's index.
+    hub = Hub(store)
     subscribers = [
+        hub.committed,
         scheduling(store, scheduler),
         webhooks.delivering(store.client),
         lobby.listing(store),
@@ -164,7 +168,7 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         ),
         ticket_ttl=app.config["STREAM_TICKET_TTL"],
     )
-    app.extensions["ludotheque.live"] = Following(matches, store, live)
+    app.extensions["ludotheque.live"] = Following(matches, store, live, hub)
 
     # records' signing key: the deployment's file, else one kept in the store
     app.extensions["ludotheque.record_keys"] = RecordKeys(

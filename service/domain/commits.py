@@ -65,6 +65,7 @@ class Commit:
     finished: bool
     requeue: bool = False
     confirmed: bool = True
+    last: int = 0  # the index of the log's last event, when known
 
 
 Subscriber = Callable[[Commit], None]
@@ -161,7 +162,8 @@ class Commits:
                 self._tell(Commit(game, match, version, events, finished, change.requeue, False))
             raise
         if written.version is not None:
-            self._tell(Commit(game, match, written.version, events, finished, change.requeue))
+            version, last = written.version, written.last
+            self._tell(Commit(game, match, version, events, finished, change.requeue, last=last))
         return written
 
     def _tell(self, commit: Commit) -> None:

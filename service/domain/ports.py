@@ -30,6 +30,7 @@ class Written:
     version: int | None = None
     current: Loaded | None = None
     replay: bytes | None = None
+    last: int = 0  # written: the index of the log's last event
 
 
 class NotReplicated(Exception):

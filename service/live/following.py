@@ -35,11 +35,11 @@ class Following:
     """This process's followers of matches: its push hub and the allowances
     that bound them."""
 
-    def __init__(self, matches: Matches, store: Store, settings: LiveSettings) -> None:
+    def __init__(self, matches: Matches, store: Store, settings: LiveSettings, hub: Hub) -> None:
         self.matches = matches
         self.store = store
         self.settings = settings
-        self.hub = Hub(store)
+        self.hub = hub
         self.allowances = Allowances(store.client, settings.bounds, self.hub)
 
     def watch(

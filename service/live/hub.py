@@ -35,6 +35,7 @@ import orjson
 
 from engines.core import redact_events
 from service.domain.access import SEAT_CHANGES
+from service.domain.commits import Commit
 from service.live import shutdown as lifecycle
 from service.store import wakeups
 from service.store.matches import Store
@@ -366,6 +367,12 @@ class Hub:
         return self._count
 
     # -- wake-ups ---------------------------------------------------------------
+    def committed(self, commit: Commit) -> None:
+        """A commit subscriber: a write made by this process wakes its
+        followers here at once, before its wake-up has gone round Redis."""
+        if commit.last:
+            self.wake(commit.match["id"], commit.last)
+
     def wake(self, match_id: str, last: int) -> None:
         """A hint that the log of ``match_id`` reaches ``last`` (-1: it is gone)."""
         with self._lock:

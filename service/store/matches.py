@@ -255,7 +255,7 @@ class Store:
             return Written(current=Loaded(version, orjson.loads(current), None))
         version = int(answer[1])
         self._remember(match_id, version, data)
-        return Written(version=version)
+        return Written(version=version, last=int(answer[2]))
 
     def _commit_replicated(self, keys: list[Any], args: list[Any]) -> Any:
         """The commit script's answer, once ``min_replicas`` replicas have

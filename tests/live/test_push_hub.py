@@ -13,7 +13,8 @@ from contextlib import contextmanager
 import redis
 import requests
 
-from service.live.hub import Follower, Hub
+from service.app import create_app
+from service.live.hub import Follower, Hub, Listener
 from service.store.matches import Store
 from service.store.wakeups import wake_channel
 from tests.support.client import ApiClient
@@ -134,6 +135,38 @@ def test_a_wake_up_published_as_soon_as_a_follow_returns_reaches_the_follower(re
         hub.unfollow(steady)
         hub.stop()
         client.close()
+
+
+def test_a_write_wakes_this_processs_followers_without_its_wake_up(redis_url, monkeypatch):
+    """Issue 34, point 4: the process that commits a move wakes its own
+    followers at once (a commit subscriber), not when its wake-up has gone
+    round Redis and back. Here no wake-up from Redis ever arrives, and the
+    periodic check is off."""
+    real = Listener._handle
+
+    def deaf(listener: Listener, message: dict) -> None:
+        if message["type"] not in ("message", "smessage"):
+            real(listener, message)
+
+    monkeypatch.setattr(Listener, "_handle", deaf)
+    app = create_app({"REDIS_URL": redis_url})
+    hub = app.extensions["ludotheque.live"].hub
+    hub.check_s = 60
+    http = app.test_client()
+    body = {"players": [{"name": "Ada"}, {"name": "Bob"}], "seed": 4}
+    match = http.post("/v1/games/dekal/matches", json=body).get_json()
+    url = f"/v1/games/dekal/matches/{match['id']}"
+    follower = Follower([match["id"]])
+    hub.follow(follower)
+    try:
+        seat = http.get(url).get_json()["to_act"][0]
+        headers = {"Authorization": f"Bearer {match['seats'][seat]['token']}"}
+        action = http.get(url + "/legal-actions", headers=headers).get_json()["actions"][0]
+        assert http.post(url + "/actions", json=action, headers=headers).status_code == 200
+        assert follower.take(2.0), "the follower was not woken"
+    finally:
+        hub.unfollow(follower)
+        hub.stop()
 
 
 def long_poll(url: str, token: str, after: int, answer: dict) -> None:
