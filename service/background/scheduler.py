@@ -38,10 +38,10 @@ play ``random`` moves, which cost next to nothing.
 Idle, a worker costs next to nothing (issue 34: polling every 50 ms cost
 each worker process 19 ms of CPU per second, Redis 11): a thread that found
 nothing to take waits at a ``Doorbell`` until its queue's next due time
-(a timer, a lease running out), at most ``IDLE_S``, or until rung; the
-queue's scripts push a nudge when work comes due sooner than that
-(``service.store.scheduling``), and one listener thread per doorbell takes
-nudges for the waiting threads.
+(a timer, a retry, a lease running out), at most ``IDLE_S``, or until
+rung; the queue's scripts push a nudge when work comes due sooner than that
+(``service.store.scheduling``, ``service.store.deliveries``), and one
+listener thread per doorbell takes nudges for the waiting threads.
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ LISTEN_S = 4.0
 
 
 class Doorbell:
-    """Where the idle threads of one kind in a process wait (the bot
-    worker): each until its queue's next due time, at most ``idle_s``, or
-    until rung.
+    """Where the idle threads of one kind in a process wait (the bot worker;
+    the webhooks' first lane; their retry lane): each until its queue's next
+    due time, at most ``idle_s``, or until rung.
 
     One listener thread takes the kind's nudges from Redis (``take_nudge``,
     a blocking pop: one pooled connection, held only while a thread waits)
@@ -84,7 +84,7 @@ class Doorbell:
     waits first, and one taken when the thread it was for has just gone
     busy is given back (``give_back``) for another process; so a wake-up is
     never lost and a busy process never holds one. A process may also
-    ``ring`` for something of its own.
+    ``ring`` for something of its own (a call finished in the background).
     ``stopping`` set, every thread waiting here returns at once.
     """
 
