@@ -34,21 +34,150 @@ the same round trip as the scheduling.
 Each match also has a bot time budget: the thinking time its bots spent so
 far is kept in the match (``bot_time_s``); past ``match_budget_s`` its bots
 play ``random`` moves, which cost next to nothing.
+
+Idle, a worker costs next to nothing (issue 34: polling every 50 ms cost
+each worker process 19 ms of CPU per second, Redis 11): a thread that found
+nothing to take waits at a ``Doorbell`` until its queue's next due time
+(a timer, a retry, a lease running out), at most ``IDLE_S``, or until
+rung; the queue's scripts push a nudge when work comes due sooner than that
+(``service.store.scheduling``, ``service.store.deliveries``), and one
+listener thread per doorbell takes nudges for the waiting threads.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from service.domain import access
 from service.domain.problems import Problem
+from service.store.outages import StoreBackoff, is_store_trouble
 from service.store.scheduling import QUEUE_KEYS, TurnQueue
 
 # QUEUE_KEYS: the queue's slot, where service.domain.matches waits for replicas
-__all__ = ["QUEUE_KEYS", "BotLimits", "Scheduler"]
+__all__ = ["IDLE_S", "QUEUE_KEYS", "BotLimits", "Doorbell", "Scheduler"]
+
+log = logging.getLogger(__name__)
 
 CAP_RETRY_AFTER_S = 60
+# An idle thread looks at its queue at least this often, even unrung: in
+# case a nudge was lost (its taker died with it, or a failover lost it).
+IDLE_S = 5.0
+# A listener's wait for a nudge, at most: within the store's socket timeout
+# (5 s, service.store.matches.connect), which a longer wait would trip.
+LISTEN_S = 4.0
+
+
+class Doorbell:
+    """Where the idle threads of one kind in a process wait (the bot worker;
+    the webhooks' first lane; their retry lane): each until its queue's next
+    due time, at most ``idle_s``, or until rung.
+
+    One listener thread takes the kind's nudges from Redis (``take_nudge``,
+    a blocking pop: one pooled connection, held only while a thread waits)
+    and rings one waiting thread per nudge. A nudge is a list entry: one
+    pushed while no thread here waits stays there for whichever process
+    waits first, and one taken when the thread it was for has just gone
+    busy is given back (``give_back``) for another process; so a wake-up is
+    never lost and a busy process never holds one. A process may also
+    ``ring`` for something of its own (a call finished in the background).
+    ``stopping`` set, every thread waiting here returns at once.
+    """
+
+    def __init__(
+        self,
+        take_nudge: Callable[[float], bool],
+        give_back: Callable[[], None],
+        threads: int,
+        stopping: threading.Event,
+        idle_s: float = IDLE_S,
+        name: str = "doorbell",
+    ) -> None:
+        self.take_nudge = take_nudge
+        self.give_back = give_back
+        self.threads = threads
+        self.stopping = stopping
+        self.idle_s = idle_s
+        self.name = name
+        lock = threading.Lock()
+        self._rung = threading.Condition(lock)  # the waiting threads wait on it
+        self._waited = threading.Condition(lock)  # the listener waits on it
+        self._waiting = 0  # threads waiting here
+        self._rings = 0  # rings not yet answered (at most one per thread)
+        self._started = False
+
+    def start(self) -> None:
+        """Start the listener (once), and what wakes everyone on ``stopping``."""
+        with self._rung:
+            if self._started:
+                return
+            self._started = True
+        for target, role in ((self._listen, "listener"), (self._on_stop, "stop")):
+            threading.Thread(target=target, name=f"{self.name}-{role}", daemon=True).start()
+
+    def ring(self) -> None:
+        """Wake one waiting thread, or the next one to wait."""
+        with self._rung:
+            self._rings = min(self._rings + 1, self.threads)
+            self._rung.notify()
+
+    def wait(self, until: float) -> None:
+        """Wait until ``until`` (``time.time()``; ``math.inf``: nothing is
+        due), at most ``idle_s``, or until rung (at once if rung since)."""
+        timeout = min(self.idle_s, until - time.time())
+        with self._rung:
+            if not self._rings and timeout > 0 and not self.stopping.is_set():
+                self._waiting += 1
+                self._waited.notify()
+                self._rung.wait_for(lambda: self._rings or self.stopping.is_set(), timeout)
+                self._waiting -= 1
+            if self._rings:
+                self._rings -= 1
+
+    def _listen(self) -> None:
+        outage = StoreBackoff()
+        while True:
+            with self._waited:
+                self._waited.wait_for(
+                    lambda: self._waiting > self._rings or self.stopping.is_set()
+                )
+            if self.stopping.is_set():
+                return
+            try:
+                nudged = self.take_nudge(min(self.idle_s, LISTEN_S))
+                outage.over()
+            except Exception as error:
+                if self.stopping.is_set():
+                    return
+                if not is_store_trouble(error):
+                    log.exception("%s: waiting for a nudge failed", self.name)
+                # the waiting threads still look on their own, every idle_s
+                self.stopping.wait(outage.next_wait(error))
+                continue
+            if nudged and not self._answer():
+                try:
+                    self.give_back()
+                except Exception as error:  # a waiting thread elsewhere looks within idle_s
+                    log.warning("%s: a nudge could not be given back: %s", self.name, error)
+
+    def _answer(self) -> bool:
+        """Ring a waiting thread not rung yet, if there is one."""
+        with self._rung:
+            if self._waiting <= self._rings or self.stopping.is_set():
+                return False
+            self._rings += 1
+            self._rung.notify()
+            return True
+
+    def _on_stop(self) -> None:
+        self.stopping.wait()
+        with self._rung:
+            self._rung.notify_all()
+            self._waited.notify_all()
 
 
 def class_of(match: dict[str, Any]) -> str:
@@ -117,6 +246,16 @@ class Scheduler:
     def claim(self, now: float, lease_s: float) -> str | None:
         """The match whose turn is next, leased for ``lease_s`` seconds."""
         return self.queue.claim(now, lease_s)
+
+    def take(self, now: float, lease_s: float) -> tuple[str | None, float | None]:
+        """As ``claim``, and when no turn is due: when one may be next (a
+        timer or a lease ends; None: none is queued)."""
+        return self.queue.take(now, lease_s)
+
+    def doorbell(self, stopping: threading.Event, idle_s: float = IDLE_S) -> Doorbell:
+        """Where a worker waits when no turn is due: woken by the queue's nudges."""
+        queue = self.queue
+        return Doorbell(queue.take_nudge, queue.nudge, 1, stopping, idle_s, "bots")
 
     def release(self, match_id: str) -> None:
         """The worker is done with ``match_id`` (its next turn is queued already)."""

@@ -42,11 +42,19 @@ known and its match goes on in the first lane; late, it is slow, as
 above. So new receivers that drip, however many, cost the lanes nothing:
 waiting a patience for each, 16 of them held both first-lane threads for
 2 s (issue 31).
+
+A lane's thread with nothing due waits at its lane's doorbell
+(``service.background.scheduler.Doorbell``) until the lane's first match
+comes due (a retry, a lease running out), or a nudge says one came due
+sooner (enqueued, moved there), or a call of this process finished in the
+background, at most ``idle_s``: idle, the lanes make a few Redis calls a
+second, not one per thread every 50 ms.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import random
 import threading
@@ -55,6 +63,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as NotYet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import orjson
@@ -62,6 +71,7 @@ from prometheus_client import Counter
 from standardwebhooks.webhooks import Webhook
 
 from service.background import outbound
+from service.background.scheduler import IDLE_S, Doorbell
 from service.domain.commits import Change, Commit, Subscriber
 from service.domain.hooks import calling, chosen
 from service.domain.ports import Loaded
@@ -72,6 +82,7 @@ from service.store.outages import StoreBackoff, is_store_trouble
 log = logging.getLogger(__name__)
 
 BATCH = 100  # log entries per delivery, at most
+AFTER_FAILURE_S = 0.05  # a delivery that failed (not the store): the next is looked for then
 
 DELIVERIES = Counter(
     "ludotheque_webhook_deliveries_total",
@@ -97,8 +108,9 @@ class DeliverySettings:
     give_up_s: float = 24 * 3600.0  # failing this long in a row: given up
     timeout_s: float = 5.0  # per delivery, connecting included
     lease_s: float = 60.0  # a claimed match comes due again after this long (> 2 timeouts)
-    # deliveries in flight per worker process, first lane, and retries: each idle
+    # deliveries in flight per worker process, first lane, and retries: each busy
     # thread may hold a pooled Redis connection, and a deployment counts them all
+    # (idle, a lane's threads hold one between them: its doorbell's)
     threads: int = 2
     retry_threads: int = 1
     down_s: float = 30  # a receiver that failed: its other matches wait with the retries
@@ -172,16 +184,18 @@ class Deliverer:
         self._lock = threading.Lock()
         self._backgrounded: set[str] = set()  # receivers (down keys) with a call in the background
         self._settled: queue.SimpleQueue[Background] = queue.SimpleQueue()
+        self._doorbells: dict[str, Doorbell] = {}  # by lane, while ``run`` runs
 
-    def run_once(self, lane: str = QUEUE_KEY) -> bool:
+    def run_once(self, lane: str = QUEUE_KEY) -> float | None:
         """Settle the calls finished in the background, then deliver what
-        one match due in ``lane`` owes; False when none was due."""
+        one match due in ``lane`` owes: None. When none was due: when the
+        lane's first match comes due (``math.inf``: the lane is empty)."""
         self.settle()
-        claimed = self.deliveries.claim(lane, time.time(), self.settings.lease_s)
+        claimed, due = self.deliveries.take(lane, time.time(), self.settings.lease_s)
         if claimed is None:
-            return False
+            return math.inf if due is None else due
         self.deliver(claimed, lane)
-        return True
+        return None
 
     def deliver(self, match_id: str, lane: str = QUEUE_KEY) -> None:
         leased_until = time.monotonic() + self.settings.lease_s / 2
@@ -315,6 +329,10 @@ class Deliverer:
     def _ended(self, slow: Background) -> None:
         slow.ended.append(time.monotonic())
         self._settled.put(slow)
+        # for a first-lane thread to settle it now, should they all be idle
+        doorbell = self._doorbells.get(QUEUE_KEY)
+        if doorbell is not None:
+            doorbell.ring()
 
     def slow(self, receiver: str) -> None:
         """``receiver`` did not answer within the patience: failing for now,
@@ -384,15 +402,19 @@ class Deliverer:
         except Problem as refused:  # gone meanwhile, or other writes kept winning
             log.info("webhook of %s: given up in the log only (%s)", match_id, refused.code)
 
-    def run(self, stopping: threading.Event, idle_s: float = 0.05) -> None:
+    def run(self, stopping: threading.Event, idle_s: float = IDLE_S) -> None:
         """Deliver until ``stopping`` is set, ``settings.threads`` at a time
-        in the first lane and ``settings.retry_threads`` in the retry lane."""
+        in the first lane and ``settings.retry_threads`` in the retry lane;
+        with nothing due, a lane's threads look again at least every
+        ``idle_s`` (a nudge, or the lane's first match coming due, wakes
+        them sooner)."""
 
         def loop(lane: str) -> None:
+            doorbell = self._doorbells[lane]
             outage = StoreBackoff()
             while not stopping.is_set():
                 try:
-                    busy = self.run_once(lane)
+                    due = self.run_once(lane)
                     outage.over()
                 except Exception as error:
                     if is_store_trouble(error):  # down or failing over: wait, longer each time
@@ -400,10 +422,22 @@ class Deliverer:
                         continue
                     # a bad match must not stop the others; its lease runs out
                     log.exception("a webhook delivery failed")
-                    busy = False
-                if not busy:
-                    stopping.wait(idle_s)
+                    due = time.time() + AFTER_FAILURE_S
+                if due is not None:
+                    doorbell.wait(due)
 
+        threads = {QUEUE_KEY: self.settings.threads, RETRY_KEY: self.settings.retry_threads}
+        for lane, count in threads.items():
+            if count:
+                self._doorbells[lane] = doorbell = Doorbell(
+                    partial(self.deliveries.take_nudge, lane),
+                    partial(self.deliveries.nudge, lane),
+                    count,
+                    stopping,
+                    idle_s,
+                    f"webhooks-{lane.rsplit(':', 1)[-1]}",
+                )
+                doorbell.start()
         lanes = [QUEUE_KEY] * self.settings.threads + [RETRY_KEY] * self.settings.retry_threads
         threads = [
             threading.Thread(target=loop, args=(lane,), name=f"webhooks-{i}", daemon=True)

@@ -8,11 +8,16 @@ leased: if its worker dies mid-turn the lease runs out and another worker
 takes it.
 Every move is a compare-and-set on the match version, so each bot turn is
 played exactly once.
+With nothing to play, a worker waits at its doorbell
+(``service.background.scheduler.Doorbell``) until the queue's next timer or
+lease ends, or a nudge says a turn came due, at most ``idle_s``: an idle
+worker makes a few Redis calls a second, not one every 50 ms.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import random
 import signal
 import threading
@@ -22,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from service.background import webhooks
+from service.background.scheduler import IDLE_S
 from service.background.turns import ServerTurns
 from service.domain.ports import Loaded
 from service.store.outages import StoreBackoff, is_store_trouble
@@ -33,6 +39,7 @@ log = logging.getLogger(__name__)
 # slow servers (18 seen in issue 31) leave room for everyone else's.
 HTTP_TURNS = 64
 LATER_S = 0.1  # an HTTP bot's turn finding every such thread taken comes due again then
+AFTER_FAILURE_S = 0.05  # a turn that failed (not the store): the next one is looked for then
 
 
 class Worker:
@@ -40,28 +47,32 @@ class Worker:
         self,
         turns: ServerTurns,
         budget_s: float,
-        idle_s: float = 0.05,
+        idle_s: float = IDLE_S,
         stopping: threading.Event | None = None,
     ) -> None:
+        """``idle_s``: with no turn due, look at the queue again at least
+        this often (a nudge, or the next turn coming due, wakes it sooner)."""
         self.turns = turns
         self.budget_s = budget_s
         self.idle_s = idle_s
         self.lease_s = budget_s + 30
         self.rng = random.Random()
         self.stopping = stopping or threading.Event()
+        self.doorbell = turns.scheduler.doorbell(self.stopping, idle_s)
         # HTTP bots' turns in flight at once (their calls also count against
         # the process's cap on outbound calls); more wait for the worker's thread
         self._calls = ThreadPoolExecutor(HTTP_TURNS, "http-bot")
         self._room = threading.BoundedSemaphore(HTTP_TURNS)
 
-    def run_once(self) -> bool:
-        """Play one due turn; False when nothing was due. An HTTP bot's turn
-        goes to the threads that wait on the network, so that a bot server
-        that is slow to answer holds up no other bot; with none free, it
-        comes due again shortly."""
-        match_id = self.turns.scheduler.claim(time.time(), self.lease_s)
+    def run_once(self) -> float | None:
+        """Play one due turn: None. When none was due: when the next one may
+        be (a timer or a lease ends; ``math.inf``: none is queued). An HTTP
+        bot's turn goes to the threads that wait on the network, so that a
+        bot server that is slow to answer holds up no other bot; with none
+        free, it comes due again shortly."""
+        match_id, due = self.turns.scheduler.take(time.time(), self.lease_s)
         if match_id is None:
-            return False
+            return math.inf if due is None else due
         loaded = self.turns.store.load(match_id)
         if not self.turns.calls_out(loaded):
             self.play(match_id, loaded)
@@ -72,7 +83,7 @@ class Worker:
             assert loaded is not None
             self.turns.scheduler.schedule(loaded.match, loaded.version, time.time() + LATER_S)
             self.turns.scheduler.release(match_id)
-        return True
+        return None
 
     def play(self, match_id: str, loaded: Loaded | None, called: bool = False) -> None:
         """Play ``match_id``'s due turn and release its lease (its next turn,
@@ -93,10 +104,11 @@ class Worker:
 
     def run(self) -> None:
         log.info("worker ready (budget %.3f s per bot move)", self.budget_s)
+        self.doorbell.start()
         outage = StoreBackoff()
         while not self.stopping.is_set():
             try:
-                busy = self.run_once()
+                due = self.run_once()
                 outage.over()
             except Exception as error:
                 if is_store_trouble(error):
@@ -106,9 +118,9 @@ class Worker:
                 # One bad match must not stop the others; its lease expires
                 # and it is tried again later.
                 log.exception("a server turn failed")
-                busy = False
-            if not busy:
-                self.stopping.wait(self.idle_s)
+                due = time.time() + AFTER_FAILURE_S
+            if due is not None:
+                self.doorbell.wait(due)
         self._calls.shutdown(wait=True)  # the HTTP bots' turns at hand end within their deadline
         log.info("worker stopped")
 

@@ -13,6 +13,14 @@ delivering itself: ``service.background.webhooks``; docs/clients/webhooks.md).
 - Per receiver (scheme, host and port), by a digest of it: ``down`` while it
   is failing lately, ``known`` while it is known to answer within the
   patience.
+- Per lane, a short list of nudges (``nudge_key``) that wakes a worker's
+  idle threads of that lane, one entry for one thread: the scripts push an
+  entry when a match comes due in a lane sooner than its idle threads can
+  know (queued there due now, or due before every other), and when a claim
+  leaves another match due. An idle thread
+  waits for one, or for the lane's first score (``take`` tells it), which
+  ends a lease or a wait for a retry. An entry pushed while every thread is
+  busy stays until one waits: no wake-up is lost.
 """
 
 from __future__ import annotations
@@ -28,35 +36,89 @@ from service.store.matches import log_key
 # (or has had none yet), and matches waiting to retry one that failed.
 QUEUE_KEY = "ludotheque:{hooks}:due"
 RETRY_KEY = "ludotheque:{hooks}:retry"
+# Nudges kept per lane at most: more matches than that coming due at once are
+# taken by the threads woken, each taking matches until none is due.
+NUDGES = 32
 
-# KEYS: the queue. ARGV: now, lease seconds. Takes the first match due by
-# now and pushes it back by the lease, so that if its taker dies the match
-# comes due again.
-CLAIM = """
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
-if #due == 0 then
-  return false
+# Shared by the scripts: wake an idle thread of a lane (by its nudge list)
+# when ``id`` is first in ``lane``: due before what its threads wait for.
+NUDGE = f"""
+local function nudge_if_first(lane, id, nudges)
+  if redis.call('ZRANGE', lane, 0, 0)[1] == id then
+    redis.call('LPUSH', nudges, 1)
+    redis.call('LTRIM', nudges, 0, {NUDGES - 1})
+  end
 end
-redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), due[1])
-return due[1]
 """
 
-# KEYS: the first lane, the retry lane. ARGV: now, the match. Queue the
-# match in the first lane, due now, unless it is in either lane already
-# (leased, or waiting for a retry: its time and lane stand).
-ENQUEUE = """
+# KEYS: the lane, its nudges. ARGV: now, lease seconds. Takes the first
+# match due by now and pushes it back by the lease, so that if its taker dies
+# the match comes due again. {id, false} when one is taken; else {false, the
+# lane's first score (false: the lane is empty)}: when to look again unless
+# nudged.
+CLAIM = f"""
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 2)
+if #due == 0 then
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {{false, first[2] or false}}
+end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), due[1])
+if #due > 1 then
+  -- another match is due: for another thread, if one is idle
+  redis.call('LPUSH', KEYS[2], 1)
+  redis.call('LTRIM', KEYS[2], 0, {NUDGES - 1})
+end
+return {{due[1], false}}
+"""
+
+# KEYS: the first lane, the retry lane, the first lane's nudges. ARGV: now,
+# the match. Queue the match in the first lane, due now, unless it is in
+# either lane already (leased, or waiting for a retry: its time and lane stand).
+ENQUEUE = (
+    NUDGE
+    + """
 if redis.call('ZSCORE', KEYS[1], ARGV[2]) or redis.call('ZSCORE', KEYS[2], ARGV[2]) then
   return 0
 end
-return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+nudge_if_first(KEYS[1], ARGV[2], KEYS[3])
+return 1
 """
+)
 
-# KEYS: one lane, the other. ARGV: when, the match. Move the match to the
-# other lane, due at ``when`` (a retry, or its lease there).
-TO_RETRY = """
+# KEYS: one lane, the other, the other's nudges. ARGV: when, the match. Move
+# the match to the other lane, due at ``when`` (a retry, or its lease there).
+TO_RETRY = (
+    NUDGE
+    + """
 redis.call('ZREM', KEYS[1], ARGV[2])
-return redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+local added = redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+nudge_if_first(KEYS[2], ARGV[2], KEYS[3])
+return added
 """
+)
+
+# KEYS: the first lane, the retry lane, their nudges. ARGV: when, the match.
+# The match comes due again at ``when``, in whichever lane holds it.
+POSTPONE = (
+    NUDGE
+    + """
+for i = 1, 2 do
+  if redis.call('ZADD', KEYS[i], 'XX', 'CH', ARGV[1], ARGV[2]) == 1 then
+    nudge_if_first(KEYS[i], ARGV[2], KEYS[i + 2])
+  end
+end
+return 1
+"""
+)
+
+
+def nudge_key(lane: str) -> str:
+    """The list that wakes the idle threads of ``lane`` (in its slot)."""
+    return f"{lane}:nudge"
+
+
+LANES_KEYS = [QUEUE_KEY, RETRY_KEY, nudge_key(QUEUE_KEY), nudge_key(RETRY_KEY)]
 
 
 def hook_key(match_id: str) -> str:
@@ -81,7 +143,7 @@ def enqueue(client: Any, match_id: str) -> None:
     """Something new to deliver in ``match_id``: due now in the first lane,
     unless it is queued already (leased, or waiting for a retry: its time
     and lane stand)."""
-    client.register_script(ENQUEUE)(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+    client.register_script(ENQUEUE)(keys=LANES_KEYS[:3], args=[time.time(), match_id])
 
 
 class Deliveries:
@@ -92,32 +154,50 @@ class Deliveries:
         self._claim = client.register_script(CLAIM)
         self._to_retry = client.register_script(TO_RETRY)
         self._enqueue = client.register_script(ENQUEUE)
+        self._postpone = client.register_script(POSTPONE)
 
     # -- the lanes ------------------------------------------------------------------
     def claim(self, lane: str, now: float, lease_s: float) -> str | None:
         """The first match due by ``now`` in ``lane``, leased for ``lease_s``."""
-        claimed = self._claim(keys=[lane], args=[now, lease_s])
-        return claimed.decode() if claimed else None
+        return self.take(lane, now, lease_s)[0]
+
+    def take(self, lane: str, now: float, lease_s: float) -> tuple[str | None, float | None]:
+        """As ``claim``, and when none is due: when the first match of
+        ``lane`` comes due, or its lease ends (None: the lane is empty), the
+        time to look again unless nudged."""
+        claimed, due = self._claim(keys=[lane, nudge_key(lane)], args=[now, lease_s])
+        if claimed:
+            return claimed.decode(), None
+        return None, float(due) if due else None
+
+    def take_nudge(self, lane: str, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` (more than 0; under the client's socket
+        timeout) for a nudge of ``lane``, and take it: whether one came. The
+        connection is held meanwhile (on a cluster, one to the node serving
+        ``{hooks}``)."""
+        return self.client.blpop([nudge_key(lane)], timeout_s) is not None
+
+    def nudge(self, lane: str) -> None:
+        """Give back a nudge of ``lane`` taken that nobody here can answer."""
+        self.client.lpush(nudge_key(lane), 1)
 
     def enqueue(self, match_id: str) -> None:
         """As ``enqueue``, with the script registered once."""
-        self._enqueue(keys=[QUEUE_KEY, RETRY_KEY], args=[time.time(), match_id])
+        self._enqueue(keys=LANES_KEYS[:3], args=[time.time(), match_id])
 
     def to_retry(self, match_id: str, when: float) -> None:
         """Move ``match_id`` to the retry lane, due at ``when``."""
-        self._to_retry(keys=[QUEUE_KEY, RETRY_KEY], args=[when, match_id])
+        keys = [QUEUE_KEY, RETRY_KEY, nudge_key(RETRY_KEY)]
+        self._to_retry(keys=keys, args=[when, match_id])
 
     def to_first(self, match_id: str, when: float) -> None:
         """Move ``match_id`` to the first lane, due at ``when``."""
-        self._to_retry(keys=[RETRY_KEY, QUEUE_KEY], args=[when, match_id])
+        keys = [RETRY_KEY, QUEUE_KEY, nudge_key(QUEUE_KEY)]
+        self._to_retry(keys=keys, args=[when, match_id])
 
     def postpone(self, match_id: str, when: float) -> None:
         """``match_id`` comes due again at ``when``, in whichever lane holds it."""
-        soon = {match_id: when}
-        pipe = self.client.pipeline(transaction=False)
-        pipe.zadd(QUEUE_KEY, soon, xx=True)
-        pipe.zadd(RETRY_KEY, soon, xx=True)
-        pipe.execute()
+        self._postpone(keys=LANES_KEYS, args=[when, match_id])
 
     def unqueue(self, match_id: str) -> None:
         pipe = self.client.pipeline(transaction=False)

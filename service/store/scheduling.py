@@ -27,6 +27,14 @@ every worker process on every machine draws from the same queue:
 - ``live:<address>``: the bot seats charged to an address, one member
   ``<match id>/<seat>`` per seat, scored by when it stops counting (its
   match over, or not moved for ``LIVE_WINDOW_S``).
+- ``nudge``: a short list that wakes idle workers (``take_nudge``, one entry
+  for one worker). A script pushes an entry when a turn may be taken sooner
+  than a waiting worker can know: a turn owed now of a match nobody leases,
+  a leased match released with its next turn ready, a timer that is now the
+  earliest, a claim that leaves another turn to take. A worker that found
+  nothing waits for an entry, or for the next timer or lease to end
+  (``take`` tells when), whichever comes first. An entry pushed while every
+  worker is busy stays until one waits: no wake-up is lost.
 """
 
 from __future__ import annotations
@@ -42,24 +50,33 @@ LEASES = f"{PREFIX}:leases"
 META = f"{PREFIX}:meta"  # match -> "<class> <version> <address>" while queued
 CLOCK = f"{PREFIX}:clock"  # V, the tag last taken
 TAILS = f"{PREFIX}:tails"  # address -> the tag its next queued match gets
+NUDGE = f"{PREFIX}:nudge"  # an entry per wake-up owed to an idle worker
 
 LIVE_WINDOW_S = 900  # a bot seat whose match has not moved for this long stops counting
 SCAN = 64  # ready matches a claim looks at past leased ones (at most one per worker)
 GONE = 2**52  # the version of a match that no longer exists: later than any
+# Wake-ups kept for idle workers at most: more than that many turns coming
+# due at once are taken by the workers woken, each taking turns until none is left.
+NUDGES = 32
 
 # Shared by the scripts: queue match ``id`` of ``address`` in ``ready`` behind
-# that address's other matches (KEYS[5] is the clock, KEYS[6] the tails).
-TAG = """
+# that address's other matches (KEYS[5] is the clock, KEYS[6] the tails); wake
+# an idle worker (KEYS[8] is the nudge list).
+TAG = f"""
 local function tag(ready, id, address)
   local v = tonumber(redis.call('GET', KEYS[5]) or '0')
   local t = math.max(v, tonumber(redis.call('HGET', KEYS[6], address) or '0'))
   redis.call('HSET', KEYS[6], address, t + 1)
   redis.call('ZADD', ready, t, id)
 end
+local function nudge()
+  redis.call('LPUSH', KEYS[8], 1)
+  redis.call('LTRIM', KEYS[8], 0, {NUDGES - 1})
+end
 """
 
-# KEYS: ready:people, ready:bots, timers, meta, clock, tails, then the
-# live:<address> sets of the addresses its bot seats are charged to.
+# KEYS: ready:people, ready:bots, timers, meta, clock, tails, leases, nudge,
+# then the live:<address> sets of the addresses its bot seats are charged to.
 # ARGV: id, when ('' for no turn owed), class, address, now, requeue ('1':
 # behind the others even if queued), live ('refresh', 'release' or ''),
 # live window, the match version, then for each bot seat the index in KEYS
@@ -84,10 +101,16 @@ else
   if tonumber(when) > now then
     redis.call('ZREM', ready, id)
     redis.call('ZADD', KEYS[3], when, id)
+    if redis.call('ZRANGE', KEYS[3], 0, 0)[1] == id then
+      nudge()  -- the earliest timer now: a waiting worker may mean to wake later
+    end
   else
     redis.call('ZREM', KEYS[3], id)
     if ARGV[6] == '1' or not redis.call('ZSCORE', ready, id) then
       tag(ready, id, ARGV[4])
+      if not redis.call('ZSCORE', KEYS[7], id) then
+        nudge()  -- (a leased match: when its worker releases it)
+      end
     end
   end
 end
@@ -105,10 +128,12 @@ return 1
 """
 )
 
-# KEYS: ready:people, ready:bots, timers, meta, clock, tails, leases.
+# KEYS: ready:people, ready:bots, timers, meta, clock, tails, leases, nudge.
 # ARGV: now, lease seconds, how many ready matches to look at.
 # A lease run out first (its worker died), then the timers come due, then
-# the first match not leased: people's before bots'.
+# the first match not leased: people's before bots' (and a nudge when another
+# could be taken too). {id, false} when one is claimed; else {false, when the
+# next timer or lease ends (false: none)}.
 CLAIM = (
     TAG
     + """
@@ -119,7 +144,7 @@ if #lost > 0 then
   redis.call('ZADD', KEYS[7], leased_until, lost[1])
   redis.call('ZREM', KEYS[1], lost[1])
   redis.call('ZREM', KEYS[2], lost[1])
-  return lost[1]
+  return {lost[1], false}
 end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 100)) do
   redis.call('ZREM', KEYS[3], id)
@@ -130,26 +155,56 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0
     tag(ready, id, address or '')
   end
 end
+local claimed = false
 for _, ready in ipairs({KEYS[1], KEYS[2]}) do
   local head = redis.call('ZRANGE', ready, 0, tonumber(ARGV[3]) - 1, 'WITHSCORES')
   for i = 1, #head, 2 do
     local id = head[i]
     if not redis.call('ZSCORE', KEYS[7], id) then
+      if claimed then
+        nudge()  -- another turn may be taken now: by another worker, if one is idle
+        return {claimed, false}
+      end
+      claimed = id
       redis.call('ZREM', ready, id)
       redis.call('ZADD', KEYS[7], leased_until, id)
       if tonumber(head[i + 1]) > tonumber(redis.call('GET', KEYS[5]) or '0') then
         redis.call('SET', KEYS[5], head[i + 1])
       end
-      return id
     end
   end
+end
+if claimed then
+  return {claimed, false}
 end
 local queued = redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2])
 if queued + redis.call('ZCARD', KEYS[7]) == 0 then
   -- nothing queued: no address is behind or ahead of another any more
   redis.call('DEL', KEYS[6])
 end
-return false
+-- scores as Redis wrote them: a number returned would lose its fraction
+local due = false
+for _, set in ipairs({KEYS[3], KEYS[7]}) do
+  local first = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
+  if #first > 0 and (not due or tonumber(first[2]) < tonumber(due)) then
+    due = first[2]
+  end
+end
+return {false, due}
+"""
+)
+
+# KEYS: ready:people, ready:bots, timers, meta, clock, tails, leases, nudge.
+# ARGV: the match. Its worker is done with it; were its next turn ready
+# meanwhile (no nudge then: it was leased), an idle worker may take it.
+RELEASE = (
+    TAG  # for nudge()
+    + """
+redis.call('ZREM', KEYS[7], ARGV[1])
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  nudge()
+end
+return 1
 """
 )
 
@@ -181,7 +236,7 @@ redis.call('EXPIRE', KEYS[1], window)
 return {within, held + adding}
 """
 
-QUEUE_KEYS = [READY_PEOPLE, READY_BOTS, TIMERS, META, CLOCK, TAILS]
+QUEUE_KEYS = [READY_PEOPLE, READY_BOTS, TIMERS, META, CLOCK, TAILS, LEASES, NUDGE]
 
 
 def live_key(address: str) -> str:
@@ -200,6 +255,7 @@ class TurnQueue:
         self.client = client
         self._schedule = client.register_script(SCHEDULE)
         self._claim = client.register_script(CLAIM)
+        self._release = client.register_script(RELEASE)
         self._reserve = client.register_script(RESERVE)
 
     def schedule(
@@ -249,12 +305,29 @@ class TurnQueue:
 
     def claim(self, now: float, lease_s: float) -> str | None:
         """The match whose turn is next, leased for ``lease_s`` seconds."""
-        claimed = self._claim(keys=[*QUEUE_KEYS, LEASES], args=[repr(now), lease_s, SCAN])
-        return claimed.decode() if claimed else None
+        return self.take(now, lease_s)[0]
+
+    def take(self, now: float, lease_s: float) -> tuple[str | None, float | None]:
+        """As ``claim``, and when none is due: when a timer or a lease ends
+        next (None: neither is queued), the time to look again unless nudged."""
+        claimed, due = self._claim(keys=QUEUE_KEYS, args=[repr(now), lease_s, SCAN])
+        if claimed:
+            return claimed.decode(), None
+        return None, float(due) if due else None
 
     def release(self, match_id: str) -> None:
         """The worker is done with ``match_id``."""
-        self.client.zrem(LEASES, match_id)
+        self._release(keys=QUEUE_KEYS, args=[match_id])
+
+    def take_nudge(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` (more than 0; under the client's socket
+        timeout) for a nudge, and take it: whether one came. The connection
+        is held meanwhile (on a cluster, one to the node serving ``{bots}``)."""
+        return self.client.blpop([NUDGE], timeout_s) is not None
+
+    def nudge(self) -> None:
+        """Give back a nudge taken that nobody here can answer."""
+        self.client.lpush(NUDGE, 1)
 
     def reserve(
         self, address: str, match_id: str, seats: list[int], cap: int, force: bool
