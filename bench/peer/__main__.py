@@ -44,6 +44,12 @@ configured by default; the clients then play from many loopback addresses
 players would, so that no creation quota refuses them. ``off`` sets
 ``LUDOTHEQUE_RATE_LIMITS=0``. Needs Node.js and npm: ``npm ci`` runs in
 ``bench/peer`` when its ``node_modules`` is missing.
+
+``--profile DIR`` records every server process of the ``ours-*`` and
+``floor-*`` phases over the measured window (py-spy for the gunicorn and
+background workers, perf for Redis) into ``DIR/<system>-<clients>/``, with
+a ``summary.md`` naming where the CPU goes, per move and per request
+(``bench/peer/profile.py``).
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ import requests
 
 from bench import results
 from bench.load import GUNICORN_CONF, HOST, ROOT, machine_ticks, process_tree, serving
+from bench.peer import profile
 from service.store.embedded import EmbeddedRedis, free_port
 
 HERE = Path(__file__).resolve().parent
@@ -375,15 +382,23 @@ def phase(
 ) -> dict[str, Any]:
     kind = SYSTEMS[system][0]
     marks: dict[str, Any] = {}
+    recording: profile.Recording | None = None
 
     def start() -> None:
+        nonlocal recording
         if kind == "ours":
             marks["routes"] = route_times(port)
         marks["cpu"] = snapshot(roots, kind)
         marks["machine"], marks["stolen"] = machine_busy(), machine_ticks()
         marks["t"] = time.monotonic()
+        if args.profile and kind in ("ours", "floor"):
+            folder = profile.phase_folder(args.profile, system, clients, args.round)
+            recording = profile.Recording(folder, profile.targets_of(marks["cpu"]), args.seconds)
+            recording.start()
 
     def end() -> None:
+        if recording is not None:
+            recording.stop()
         marks["cpu_end"] = snapshot(roots, kind)
         marks["machine_end"], marks["stolen_end"] = machine_busy(), machine_ticks()
         marks["t_end"] = time.monotonic()
@@ -391,6 +406,7 @@ def phase(
             marks["routes_end"] = route_times(port)
 
     played = run_client(kind, port, clients, args.warmup, args.seconds, args.addresses, start, end)
+    recorded = recording.finish() if recording is not None else None
     wall = marks["t_end"] - marks["t"]
     cpu = cpu_by_kind(marks["cpu"], marks["cpu_end"])
     moves = played["moves"]
@@ -438,6 +454,10 @@ def phase(
             for k in sorted(after)
             if after[k][1] > before.get(k, (0, 0))[1]
         }
+    if recording is not None and recorded is not None:
+        figures["round"] = args.round
+        basis = profile.basis_of_phase(figures)
+        figures["profile"] = str(profile.write_summary(recording.folder, basis, recorded))
     return figures
 
 
@@ -609,6 +629,14 @@ def main(argv: list[str] | None = None) -> int:
         help="loopback client addresses the matches are played from in turn (1-250)",
     )
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="record every server process of the ours-* and floor-* phases over the measured "
+        "window (py-spy; Redis: perf) into DIR/<system>-<clients>/, with a summary.md each "
+        "(bench/peer/profile.py)",
+    )
     args = parser.parse_args(argv)
     argv = sys.argv[1:] if argv is None else argv
     systems = [s for s in args.systems.split(",") if s]
@@ -625,6 +653,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.addresses <= 250:
         parser.error("--addresses: 1 to 250")
     args.warmup = args.warmup if args.warmup is not None else min(3.0, args.seconds / 5)
+    if args.profile and (reason := profile.cannot_profile()):
+        raise SystemExit(f"--profile: {reason}")
     npm_ci_s = node_ready()
     rate_limits = args.rate_limits == "on"
     facts = results.machine()
@@ -648,6 +678,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     for round_ in range(1, args.rounds + 1):
         out(f"round {round_}")
+        args.round = round_
         for system in systems:
             kind, mode = SYSTEMS[system]
             with tempfile.TemporaryDirectory(prefix="ludotheque-peer-") as tmp:
@@ -659,6 +690,8 @@ def main(argv: list[str] | None = None) -> int:
                         figures["round"] = round_
                         phases.append(figures)
                         report_phase(figures)
+                        if "profile" in figures:
+                            out(f"    profile: {figures['profile']}")
     took = time.monotonic() - started
     summary = summarize(phases, systems, counts)
     report(summary, counts)

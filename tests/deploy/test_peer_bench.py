@@ -134,3 +134,48 @@ def test_a_short_peer_run_plays_every_kind_of_system(node_modules: None, tmp_pat
     assert set(ratios) == {"floor-everysec / bgio-memory", "ours-everysec / floor-everysec"}
     assert all(value > 0 for by_count in ratios.values() for value in by_count["2"])
     assert "moves/s" in done.stdout
+
+
+def test_a_profiled_peer_run_names_where_the_cpu_goes(node_modules: None, tmp_path: Path) -> None:
+    """``python -m bench.peer --profile DIR`` reduced: every server process of
+    the phase recorded over its window (py-spy: the API and background
+    workers; perf: Redis), and a summary naming each cost by category and
+    key frame, in µs per move and per request."""
+    from bench.peer import profile
+
+    if reason := profile.cannot_profile():
+        pytest.skip(f"--profile: {reason}")
+    out, folder = tmp_path / "peer.json", tmp_path / "profile"
+    command = [sys.executable, "-m", "bench.peer", "--clients", "2", "--rounds", "1"]
+    command += ["--seconds", "3", "--systems", "ours-everysec", "--json", str(out)]
+    command += ["--profile", str(folder)]
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    # about 20 s; the timeout leaves room for a busy machine
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    phase = folder / "ours-everysec-2"
+    (figures,) = json.loads(out.read_text())["figures"]["phases"]
+    assert figures["profile"] == str(phase / "summary.md")
+    raw = {path.name.split("-")[0] for path in phase.glob("*-*.txt")}
+    assert raw == {"api_workers", "background", "redis"}, sorted(phase.iterdir())
+    workers = list(phase.glob("api_workers-*.txt"))
+    assert len(workers) == 2 and all(path.stat().st_size > 0 for path in workers)
+    summary = (phase / "summary.md").read_text()
+    for heading in ("## API workers", "## background workers", "## Redis"):
+        assert heading in summary
+    assert "| category | share | µs/move | µs/request |" in summary
+    for named in (
+        "gevent: ",
+        "gunicorn: ",
+        "werkzeug/Flask: ",
+        "redis-py: ",
+        "request hooks: access log, metrics",
+        "the action route (Actions.post)",
+        "its long poll (turns.turn_of)",
+        "Store.commit",
+        "hub thread: Listener.listen",
+        "kernel: ",
+    ):
+        assert named in summary, named
+    assert summary.count("### Top 25") == 3
