@@ -27,6 +27,20 @@ its largest player count), in process, with Flask's test client::
 
     python -m bench.load --seconds 10 --clients 32 --workers 2
     python -m bench.load --seconds 3 --clients 16 --workers 2
+
+``--in-process`` measures instead the CPU of the two requests of a move
+(issue 34), the WSGI app called directly on a private Redis, as a gunicorn
+worker runs it (metrics in multiprocess mode, the access log written to
+/dev/null), with no HTTP server: the mover's ``POST .../actions
+?legal_actions=true`` and the waiting seat's ``GET ...?legal_actions=true
+&wait=30`` answered (its turn has come), in Dékal matches of two seats.
+It prints the best CPU µs per request over ``--rounds``; under callgrind,
+each kind of request lands in a dump of its own (they are separated by
+``os.getppid()``), whose instructions divided by the requests printed are
+the steadiest figure on a busy machine::
+
+    python -m bench.load --in-process --rounds 5
+    valgrind --tool=callgrind --dump-before=getppid python -m bench.load --in-process --rounds 0
 """
 
 from __future__ import annotations
@@ -34,7 +48,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import ipaddress
+import itertools
+import logging
 import multiprocessing
 import os
 import random
@@ -848,6 +865,132 @@ def measure_costs(redis_url: str) -> dict[str, Any]:
     }
 
 
+# -- in process: the CPU of a move's two requests ---------------------------------
+def wsgi_environ(method: str, path: str, query: str = "", body: bytes = b"", token: str = ""):
+    """A request's WSGI environ, as gunicorn makes it (less its own keys)."""
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": method,
+        "SCRIPT_NAME": "",
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "RAW_URI": f"{path}?{query}" if query else path,
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "SERVER_NAME": HOST,
+        "SERVER_PORT": "8000",
+        "REMOTE_ADDR": HOST,
+        "REMOTE_PORT": "40000",
+        "HTTP_HOST": f"{HOST}:8000",
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": False,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+    }
+    if body:
+        environ["CONTENT_TYPE"] = "application/json"
+        environ["CONTENT_LENGTH"] = str(len(body))
+    if token:
+        environ["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    return environ
+
+
+def wsgi_call(app: Any, environ: dict[str, Any]) -> tuple[str, bytes]:
+    """The status and body of ``app``'s answer to ``environ``."""
+    statuses = []
+    answer = app(environ, lambda status, headers, exc_info=None: statuses.append(status))
+    try:
+        body = b"".join(answer)
+    finally:
+        if hasattr(answer, "close"):
+            answer.close()
+    return statuses[0], body
+
+
+def in_process(rounds: int, matches: int, moves: int, out: Callable[[str], None]) -> dict:
+    """The best CPU µs per action and per answered long poll over ``rounds``
+    (``matches`` new Dékal matches of ``moves`` moves each per round)."""
+    if "prometheus_client" in sys.modules:
+        raise SystemExit("--in-process must set up the metrics before prometheus_client loads")
+    game = "dekal"
+    script = script_of(game)[: moves + 1]
+    with (
+        tempfile.TemporaryDirectory(prefix="ludotheque-bench-") as tmp,
+        EmbeddedRedis(Path(tmp) / "redis", persist=False) as redis_url,
+    ):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(Path(tmp))
+        from service.app import create_app
+        from service.observability import configure_logging
+
+        configure_logging()
+        logging.getLogger().handlers[0].setStream(open(os.devnull, "w"))  # noqa: SIM115
+        app = create_app(
+            {
+                "REDIS_URL": redis_url,
+                "RATE_LIMIT_PER_ADDRESS": "1000000000/minute",
+                "RATE_LIMIT_PER_TOKEN": "1000000000/minute",
+                "RATE_LIMIT_CREATE": "1000000000/minute",
+                "MAX_WAITING_PER_ADDRESS": 1000000000,
+                "PROMETHEUS_MULTIPROC_DIR": str(Path(tmp)),
+            }
+        )
+
+        def moves_of(count: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+            """Each move of ``count`` new matches: its action, then the view
+            of the seat to act next, in the order they are played."""
+            pairs = []
+            for _ in range(count):
+                status, data = wsgi_call(
+                    app,
+                    wsgi_environ("POST", f"/v1/games/{game}/matches", body=create_body(game, 1)),
+                )
+                assert status.startswith("201"), data
+                match = orjson.loads(data)
+                url = f"/v1/games/{game}/matches/{match['id']}"
+                tokens = [seat["token"] for seat in match["seats"]]
+                for (seat, action), (next_seat, _) in itertools.pairwise(script):
+                    move = "POST", f"{url}/actions", "legal_actions=true", action, tokens[seat]
+                    answered = "GET", url, "legal_actions=true&wait=30", b"", tokens[next_seat]
+                    pairs.append((wsgi_environ(*move), wsgi_environ(*answered)))
+            return pairs
+
+        def play(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[float, float]:
+            spent = [0.0, 0.0]
+            for pair in pairs:
+                for kind, environ in enumerate(pair):
+                    start = time.process_time()
+                    status, data = wsgi_call(app, environ)
+                    spent[kind] += time.process_time() - start
+                    assert status.startswith("200"), data
+            return spent[0] / len(pairs) * 1e6, spent[1] / len(pairs) * 1e6
+
+        play(moves_of(2))  # warm
+        best = [float("inf"), float("inf")]
+        for number in range(rounds):
+            action_us, view_us = play(moves_of(matches))
+            best = [min(best[0], action_us), min(best[1], view_us)]
+            out(f"  round {number + 1}: action {action_us:.0f} µs, view {view_us:.0f} µs")
+        # For callgrind (--dump-before=getppid), each kind in a dump of its
+        # own: the moves' actions, then views of where they left each match,
+        # by the seat to act then, as many.
+        pairs = moves_of(matches)
+        os.getppid()
+        for action, _ in pairs:
+            wsgi_call(app, action)
+        os.getppid()
+        for _, view in pairs[moves - 1 :: moves]:
+            for _ in range(moves):
+                view["wsgi.input"].seek(0)
+                status, data = wsgi_call(app, view)
+                assert status.startswith("200"), data
+        os.getppid()
+        out(f"callgrind: {len(pairs)} actions in the second dump, {len(pairs)} views in the third")
+    if rounds:
+        out(f"best CPU per request: action {best[0]:.0f} µs, view {best[1]:.0f} µs")
+    return {"action_us": best[0], "view_us": best[1]}
+
+
 # -- reporting --------------------------------------------------------------------
 def report_phase(name: str, phase: dict[str, Any], out: Callable[[str], None]) -> None:
     rate = f", paced at {phase['rate']:.0f} req/s" if phase["rate"] else ""
@@ -922,6 +1065,12 @@ def main(argv: list[str] | None = None) -> int:
         help="pace the half phase at this many requests/s instead of half of play's",
     )
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="measure the CPU of a move's two requests in process instead (see above)",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="with --in-process")
     args = parser.parse_args(argv)
     argv = sys.argv[1:] if argv is None else argv
     phases_wanted = [p for p in args.phases.split(",") if p]
@@ -939,6 +1088,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
+    if args.in_process:
+        out("in process: a move's action and its next seat's answered long poll (Dékal)")
+        in_process(args.rounds, matches=8, moves=24, out=out)
+        return 0
     facts = results.machine()
     out(
         f"Ludothèque load: {facts['cpus']} CPUs ({facts['cpu']}), Python {facts['python']}, "
