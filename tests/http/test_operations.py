@@ -7,6 +7,7 @@ import datetime
 import io
 import logging
 import sys
+import uuid
 from collections.abc import Callable
 
 import orjson
@@ -14,7 +15,7 @@ import redis
 from pythonjsonlogger.json import JsonFormatter
 from pythonjsonlogger.orjson import OrjsonFormatter
 
-from service.observability import JsonLines, RequestIdFilter
+from service.observability import JsonLines, RequestIdFilter, new_request_id
 from service.store.counters import PREFIX
 from tests.support.client import ApiClient
 from tests.support.problems import assert_problem
@@ -134,6 +135,13 @@ def test_log_lines_are_python_json_loggers_own():
     later = records()[0]
     later.created += 3600.25  # another second: its own text
     assert ours.format(later) == theirs.format(later)
+
+
+def test_request_ids_made_are_uuid4s_hex():
+    for _ in range(1000):
+        made = new_request_id()
+        parsed = uuid.UUID(made)
+        assert parsed.hex == made and parsed.version == 4 and parsed.variant == uuid.RFC_4122
 
 
 def test_rate_limits_answer_429_problems_with_retry_after(live_server):
