@@ -12,8 +12,12 @@ from marshmallow import Schema
 from webargs import core
 from webargs.flaskparser import FlaskParser
 
-# What an empty query string may load to and be shared between requests.
+# What a query string may load to and be shared between requests: scalars,
+# and, from a query string that is there, no text the client chose (a
+# stream ticket, a cursor: never kept).
 SCALARS = (type(None), bool, int, float, str)
+NUMBERS = (type(None), bool, int, float)
+KEPT = 256  # query strings loaded, per parser (then forgotten, to start again)
 
 
 class Parser(FlaskParser):
@@ -24,27 +28,33 @@ class Parser(FlaskParser):
     JSON only under a JSON type, made creation answer 422 "players: Missing
     data" for a body that was there. A body that is not JSON is a 400.
 
-    An empty query string is loaded once per schema: most views and actions
-    send none, and loading one (an exception raised and caught per absent
-    parameter) cost a view a tenth of its time. A query string that is there
-    is parsed as always."""
+    A query string is loaded once per schema: most views and actions send
+    none, or the same few (``?legal_actions=true&wait=30``), and loading one
+    (a MultiDict, the schema's fields, an exception raised and caught per
+    absent parameter) cost a view a tenth of its time. What it loaded is
+    kept for the next request with the same query string, unless it holds
+    anything a view could change or any text the client sent; a query
+    string the schema refuses is refused every time."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.empty: dict[Schema, dict[str, Any]] = {}
+        self.loaded: dict[tuple[Schema, bytes], dict[str, Any]] = {}
 
     def parse(self, argmap: Any, req: Any = None, *, location: str | None = None, **kwargs: Any):
-        plain = location == "query" and isinstance(argmap, Schema) and not kwargs.get("validate")
-        if not plain or (req or request).query_string:
+        if location != "query" or not isinstance(argmap, Schema) or kwargs.get("validate"):
             return super().parse(argmap, req, location=location, **kwargs)
-        loaded = self.empty.get(argmap)
+        query = (req or request).query_string
+        loaded = self.loaded.get((argmap, query))
         if loaded is None:
             loaded = super().parse(argmap, req, location=location, **kwargs)
-            if not (
-                isinstance(loaded, dict) and all(isinstance(v, SCALARS) for v in loaded.values())
+            shared = NUMBERS if query else SCALARS
+            if not isinstance(loaded, dict) or any(
+                not isinstance(value, shared) for value in loaded.values()
             ):
-                return loaded  # something a view could change: not shared
-            self.empty[argmap] = loaded
+                return loaded
+            if len(self.loaded) >= KEPT:
+                self.loaded.clear()  # (threads may share the parser: no partial eviction)
+            self.loaded[argmap, query] = loaded
         return dict(loaded)
 
     def _raw_load_json(self, req: Any) -> Any:
