@@ -922,6 +922,7 @@ def in_process(rounds: int, matches: int, moves: int, out: Callable[[str], None]
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(Path(tmp))
         from service.app import create_app
         from service.observability import configure_logging
+        from service.server import collector
 
         configure_logging()
         logging.getLogger().handlers[0].setStream(open(os.devnull, "w"))  # noqa: SIM115
@@ -966,6 +967,7 @@ def in_process(rounds: int, matches: int, moves: int, out: Callable[[str], None]
             return spent[0] / len(pairs) * 1e6, spent[1] / len(pairs) * 1e6
 
         play(moves_of(2))  # warm
+        collector.settle()  # as each gunicorn worker does once the app is loaded
         best = [float("inf"), float("inf")]
         for number in range(rounds):
             action_us, view_us = play(moves_of(matches))
