@@ -12,6 +12,11 @@ phases of ``--seconds`` each (after a short warm-up):
 - ``action``: actions as fast as they go, from a random playout computed
   before the phase (so the client does no engine work), over fresh matches;
 - ``view``: the match as a seat sees it, again and again;
+- ``turns``: Dékal matches of two seats played as issue 34 plays them: each
+  seat waits for its turn with ``GET ...?legal_actions=true&wait=30`` (a
+  long poll), then plays one of the legal actions the answer lists with
+  ``POST .../actions?legal_actions=true``; it also reports the server's
+  CPU per action (per move); run only when ``--phases`` names it;
 - ``rmw`` and ``get``: the baseline's Lua read-modify-write and GET;
 - ``half``: ``play`` paced at half the request rate ``play`` reached, or at
   ``--half-rate`` requests/s (to compare two versions at the same load).
@@ -85,7 +90,8 @@ PLAYERS = 2  # every game takes two; the costs below use each game's largest cou
 # Ducale to 500 points runs to thousands of actions: a shorter target keeps
 # matches (and the log each one grows) comparable with the other games'.
 OPTIONS: dict[str, dict[str, Any]] = {"ducale": {"target_score": 100}}
-PHASES = ("play", "action", "view", "rmw", "get", "half")
+PHASES = ("play", "action", "view", "turns", "rmw", "get", "half")
+DEFAULT_PHASES = ("play", "action", "view", "rmw", "get", "half")  # turns: when asked
 LIMITS_PREFIX = PREFIX.encode()
 REQUESTS_PER_CONNECTION = 100
 TARGETS = {"action_vs_rmw": 0.7, "view_vs_get": 0.8, "action_p99_ms_at_half_load": 25.0}
@@ -201,13 +207,15 @@ class Client:
         body: bytes = b"",
         headers: bytes = b"",
         also: str | None = None,
+        http: Http | None = None,
     ) -> tuple[int, bytes]:
-        """One timed request; ``endpoint`` None: not recorded (set-up)."""
+        """One timed request (on ``http``, else the client's connection);
+        ``endpoint`` None: not recorded (set-up)."""
         if self.pacer is not None and endpoint is not None:
             await self.pacer.wait()
         start = time.monotonic()
         try:
-            status, data = await self.http.request(method, path, body, headers)
+            status, data = await (http or self.http).request(method, path, body, headers)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             status, data = 0, b""
         elapsed = time.monotonic() - start
@@ -330,6 +338,53 @@ async def views(client: Client) -> None:
         turn += 1
 
 
+async def turns(client: Client) -> None:
+    """Dékal matches of two seats, each seat on a connection of its own,
+    waiting for its turn by long poll and playing with ``legal_actions``."""
+    rng = random.Random(client.index)
+    other = Http(client.http.port)
+    try:
+        while client.running:
+            created = await create(client, "dekal", rng.getrandbits(32))
+            if created is None:
+                continue
+            match_id, tokens, _ = created
+            url = f"/v1/games/dekal/matches/{match_id}"
+            connections = (client.http, other)
+            seats = [
+                seat_plays(client, connections[seat], url, bearer(tokens[seat]), seat, rng)
+                for seat in (0, 1)
+            ]
+            # a seat left waiting when the window ends is not waited for
+            left = client.window[1] - time.monotonic() + 2
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*seats), max(left, 0.1))
+    finally:
+        other.close()
+
+
+async def seat_plays(
+    client: Client, http: Http, url: str, auth: bytes, seat: int, rng: random.Random
+) -> None:
+    """One seat of ``turns``: wait for its turn, play, until the match ends."""
+    answer: dict[str, Any] | None = None
+    while client.running:
+        if answer is None or seat not in answer["to_act"]:
+            path = f"{url}?legal_actions=true&wait=30"
+            status, data = await client.call("poll", b"GET", path, headers=auth, http=http)
+            if status != 200:
+                return
+            answer = orjson.loads(data)
+        if answer["status"] == "finished":
+            return
+        if seat not in answer["to_act"]:
+            continue  # the wait ran out before its turn came
+        action = orjson.dumps(rng.choice(answer["legal_actions"]))
+        path = f"{url}/actions?legal_actions=true"
+        status, data = await client.call("action", b"POST", path, action, auth, http=http)
+        answer = orjson.loads(data) if status == 200 else None
+
+
 def prepare_views(port: int, clients: int) -> dict[int, Any]:
     """One match per client, ten actions in, for the ``view`` phase."""
     prepared = {}
@@ -370,6 +425,7 @@ WORKLOADS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "play": play,
     "action": scripted_actions,
     "view": views,
+    "turns": turns,
     "rmw": read_modify_write,
     "get": get,
     "half": play,
@@ -662,6 +718,14 @@ def measured_phase(
         part: round(seconds / served * 1e6, 1) if served else None
         for part, seconds in used.items()
     }
+    if name == "turns":  # per move: the action and its share of the long polls
+        moves = phase["endpoints"].get("action", {}).get("rps", 0) * (
+            phase["warmup"] + phase["seconds"]
+        )
+        phase["cpu_us_per_move"] = {
+            part: round(seconds / moves * 1e6, 1) if moves else None
+            for part, seconds in used.items()
+        }
     return phase
 
 
@@ -1006,6 +1070,9 @@ def report_phase(name: str, phase: dict[str, Any], out: Callable[[str], None]) -
             f"  CPU per request: server {cpu['server']} µs, Redis {cpu['redis']} µs; "
             f"stolen by the host: {phase['stolen']:.1%} of the machine's time"
         )
+    per_move = phase.get("cpu_us_per_move")
+    if per_move:
+        out(f"  CPU per move: server {per_move['server']} µs, Redis {per_move['redis']} µs")
     out(f"  {'endpoint':18} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>7}")
     for endpoint, s in phase["endpoints"].items():
         out(
@@ -1047,7 +1114,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--procs", type=int, default=1, help="load generator processes")
     parser.add_argument("--warmup", type=float, default=None, help="seconds (default S/5, ≤3)")
     parser.add_argument(
-        "--phases", default=",".join(PHASES), help="a subset of " + ",".join(PHASES)
+        "--phases",
+        default=",".join(DEFAULT_PHASES),
+        help=f"a subset of {','.join(PHASES)} (default {','.join(DEFAULT_PHASES)})",
     )
     parser.add_argument("--no-costs", action="store_true", help="skip round trips and memory")
     parser.add_argument(
@@ -1125,11 +1194,11 @@ def main(argv: list[str] | None = None) -> int:
                 **pace,
             )
 
-        if {"play", "action", "view", "half"} & set(phases_wanted):
+        if {"play", "action", "view", "turns", "half"} & set(phases_wanted):
             with serving(
                 service, env, port, "/readyz", Path(tmp) / "serve.log", args.workers
             ) as server:
-                for name in ("play", "action", "view"):
+                for name in ("play", "action", "view", "turns"):
                     if name in phases_wanted:
                         phases[name] = measure(server, name)
                         report_phase(name, phases[name], out)
