@@ -12,6 +12,11 @@ phases of ``--seconds`` each (after a short warm-up):
 - ``action``: actions as fast as they go, from a random playout computed
   before the phase (so the client does no engine work), over fresh matches;
 - ``view``: the match as a seat sees it, again and again;
+- ``turns``: Dékal matches of two seats played as issue 34 plays them: each
+  seat waits for its turn with ``GET ...?legal_actions=true&wait=30`` (a
+  long poll), then plays one of the legal actions the answer lists with
+  ``POST .../actions?legal_actions=true``; it also reports the server's
+  CPU per action (per move); run only when ``--phases`` names it;
 - ``rmw`` and ``get``: the baseline's Lua read-modify-write and GET;
 - ``half``: ``play`` paced at half the request rate ``play`` reached, or at
   ``--half-rate`` requests/s (to compare two versions at the same load).
@@ -27,6 +32,20 @@ its largest player count), in process, with Flask's test client::
 
     python -m bench.load --seconds 10 --clients 32 --workers 2
     python -m bench.load --seconds 3 --clients 16 --workers 2
+
+``--in-process`` measures instead the CPU of the two requests of a move
+(issue 34), the WSGI app called directly on a private Redis, as a gunicorn
+worker runs it (metrics in multiprocess mode, the access log written to
+/dev/null), with no HTTP server: the mover's ``POST .../actions
+?legal_actions=true`` and the waiting seat's ``GET ...?legal_actions=true
+&wait=30`` answered (its turn has come), in Dékal matches of two seats.
+It prints the best CPU µs per request over ``--rounds``; under callgrind,
+each kind of request lands in a dump of its own (they are separated by
+``os.getppid()``), whose instructions divided by the requests printed are
+the steadiest figure on a busy machine::
+
+    python -m bench.load --in-process --rounds 5
+    valgrind --tool=callgrind --dump-before=getppid python -m bench.load --in-process --rounds 0
 """
 
 from __future__ import annotations
@@ -34,7 +53,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import ipaddress
+import itertools
+import logging
 import multiprocessing
 import os
 import random
@@ -68,7 +90,8 @@ PLAYERS = 2  # every game takes two; the costs below use each game's largest cou
 # Ducale to 500 points runs to thousands of actions: a shorter target keeps
 # matches (and the log each one grows) comparable with the other games'.
 OPTIONS: dict[str, dict[str, Any]] = {"ducale": {"target_score": 100}}
-PHASES = ("play", "action", "view", "rmw", "get", "half")
+PHASES = ("play", "action", "view", "turns", "rmw", "get", "half")
+DEFAULT_PHASES = ("play", "action", "view", "rmw", "get", "half")  # turns: when asked
 LIMITS_PREFIX = PREFIX.encode()
 REQUESTS_PER_CONNECTION = 100
 TARGETS = {"action_vs_rmw": 0.7, "view_vs_get": 0.8, "action_p99_ms_at_half_load": 25.0}
@@ -184,13 +207,15 @@ class Client:
         body: bytes = b"",
         headers: bytes = b"",
         also: str | None = None,
+        http: Http | None = None,
     ) -> tuple[int, bytes]:
-        """One timed request; ``endpoint`` None: not recorded (set-up)."""
+        """One timed request (on ``http``, else the client's connection);
+        ``endpoint`` None: not recorded (set-up)."""
         if self.pacer is not None and endpoint is not None:
             await self.pacer.wait()
         start = time.monotonic()
         try:
-            status, data = await self.http.request(method, path, body, headers)
+            status, data = await (http or self.http).request(method, path, body, headers)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             status, data = 0, b""
         elapsed = time.monotonic() - start
@@ -313,6 +338,53 @@ async def views(client: Client) -> None:
         turn += 1
 
 
+async def turns(client: Client) -> None:
+    """Dékal matches of two seats, each seat on a connection of its own,
+    waiting for its turn by long poll and playing with ``legal_actions``."""
+    rng = random.Random(client.index)
+    other = Http(client.http.port)
+    try:
+        while client.running:
+            created = await create(client, "dekal", rng.getrandbits(32))
+            if created is None:
+                continue
+            match_id, tokens, _ = created
+            url = f"/v1/games/dekal/matches/{match_id}"
+            connections = (client.http, other)
+            seats = [
+                seat_plays(client, connections[seat], url, bearer(tokens[seat]), seat, rng)
+                for seat in (0, 1)
+            ]
+            # a seat left waiting when the window ends is not waited for
+            left = client.window[1] - time.monotonic() + 2
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*seats), max(left, 0.1))
+    finally:
+        other.close()
+
+
+async def seat_plays(
+    client: Client, http: Http, url: str, auth: bytes, seat: int, rng: random.Random
+) -> None:
+    """One seat of ``turns``: wait for its turn, play, until the match ends."""
+    answer: dict[str, Any] | None = None
+    while client.running:
+        if answer is None or seat not in answer["to_act"]:
+            path = f"{url}?legal_actions=true&wait=30"
+            status, data = await client.call("poll", b"GET", path, headers=auth, http=http)
+            if status != 200:
+                return
+            answer = orjson.loads(data)
+        if answer["status"] == "finished":
+            return
+        if seat not in answer["to_act"]:
+            continue  # the wait ran out before its turn came
+        action = orjson.dumps(rng.choice(answer["legal_actions"]))
+        path = f"{url}/actions?legal_actions=true"
+        status, data = await client.call("action", b"POST", path, action, auth, http=http)
+        answer = orjson.loads(data) if status == 200 else None
+
+
 def prepare_views(port: int, clients: int) -> dict[int, Any]:
     """One match per client, ten actions in, for the ``view`` phase."""
     prepared = {}
@@ -353,6 +425,7 @@ WORKLOADS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "play": play,
     "action": scripted_actions,
     "view": views,
+    "turns": turns,
     "rmw": read_modify_write,
     "get": get,
     "half": play,
@@ -645,6 +718,14 @@ def measured_phase(
         part: round(seconds / served * 1e6, 1) if served else None
         for part, seconds in used.items()
     }
+    if name == "turns":  # per move: the action and its share of the long polls
+        moves = phase["endpoints"].get("action", {}).get("rps", 0) * (
+            phase["warmup"] + phase["seconds"]
+        )
+        phase["cpu_us_per_move"] = {
+            part: round(seconds / moves * 1e6, 1) if moves else None
+            for part, seconds in used.items()
+        }
     return phase
 
 
@@ -848,6 +929,134 @@ def measure_costs(redis_url: str) -> dict[str, Any]:
     }
 
 
+# -- in process: the CPU of a move's two requests ---------------------------------
+def wsgi_environ(method: str, path: str, query: str = "", body: bytes = b"", token: str = ""):
+    """A request's WSGI environ, as gunicorn makes it (less its own keys)."""
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": method,
+        "SCRIPT_NAME": "",
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "RAW_URI": f"{path}?{query}" if query else path,
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "SERVER_NAME": HOST,
+        "SERVER_PORT": "8000",
+        "REMOTE_ADDR": HOST,
+        "REMOTE_PORT": "40000",
+        "HTTP_HOST": f"{HOST}:8000",
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": False,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+    }
+    if body:
+        environ["CONTENT_TYPE"] = "application/json"
+        environ["CONTENT_LENGTH"] = str(len(body))
+    if token:
+        environ["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    return environ
+
+
+def wsgi_call(app: Any, environ: dict[str, Any]) -> tuple[str, bytes]:
+    """The status and body of ``app``'s answer to ``environ``."""
+    statuses = []
+    answer = app(environ, lambda status, headers, exc_info=None: statuses.append(status))
+    try:
+        body = b"".join(answer)
+    finally:
+        if hasattr(answer, "close"):
+            answer.close()
+    return statuses[0], body
+
+
+def in_process(rounds: int, matches: int, moves: int, out: Callable[[str], None]) -> dict:
+    """The best CPU µs per action and per answered long poll over ``rounds``
+    (``matches`` new Dékal matches of ``moves`` moves each per round)."""
+    if "prometheus_client" in sys.modules:
+        raise SystemExit("--in-process must set up the metrics before prometheus_client loads")
+    game = "dekal"
+    script = script_of(game)[: moves + 1]
+    with (
+        tempfile.TemporaryDirectory(prefix="ludotheque-bench-") as tmp,
+        EmbeddedRedis(Path(tmp) / "redis", persist=False) as redis_url,
+    ):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(Path(tmp))
+        from service.app import create_app
+        from service.observability import configure_logging
+        from service.server import collector
+
+        configure_logging()
+        logging.getLogger().handlers[0].setStream(open(os.devnull, "w"))  # noqa: SIM115
+        app = create_app(
+            {
+                "REDIS_URL": redis_url,
+                "RATE_LIMIT_PER_ADDRESS": "1000000000/minute",
+                "RATE_LIMIT_PER_TOKEN": "1000000000/minute",
+                "RATE_LIMIT_CREATE": "1000000000/minute",
+                "MAX_WAITING_PER_ADDRESS": 1000000000,
+                "PROMETHEUS_MULTIPROC_DIR": str(Path(tmp)),
+            }
+        )
+
+        def moves_of(count: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+            """Each move of ``count`` new matches: its action, then the view
+            of the seat to act next, in the order they are played."""
+            pairs = []
+            for _ in range(count):
+                status, data = wsgi_call(
+                    app,
+                    wsgi_environ("POST", f"/v1/games/{game}/matches", body=create_body(game, 1)),
+                )
+                assert status.startswith("201"), data
+                match = orjson.loads(data)
+                url = f"/v1/games/{game}/matches/{match['id']}"
+                tokens = [seat["token"] for seat in match["seats"]]
+                for (seat, action), (next_seat, _) in itertools.pairwise(script):
+                    move = "POST", f"{url}/actions", "legal_actions=true", action, tokens[seat]
+                    answered = "GET", url, "legal_actions=true&wait=30", b"", tokens[next_seat]
+                    pairs.append((wsgi_environ(*move), wsgi_environ(*answered)))
+            return pairs
+
+        def play(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[float, float]:
+            spent = [0.0, 0.0]
+            for pair in pairs:
+                for kind, environ in enumerate(pair):
+                    start = time.process_time()
+                    status, data = wsgi_call(app, environ)
+                    spent[kind] += time.process_time() - start
+                    assert status.startswith("200"), data
+            return spent[0] / len(pairs) * 1e6, spent[1] / len(pairs) * 1e6
+
+        play(moves_of(2))  # warm
+        collector.settle()  # as each gunicorn worker does once the app is loaded
+        best = [float("inf"), float("inf")]
+        for number in range(rounds):
+            action_us, view_us = play(moves_of(matches))
+            best = [min(best[0], action_us), min(best[1], view_us)]
+            out(f"  round {number + 1}: action {action_us:.0f} µs, view {view_us:.0f} µs")
+        # For callgrind (--dump-before=getppid), each kind in a dump of its
+        # own: the moves' actions, then views of where they left each match,
+        # by the seat to act then, as many.
+        pairs = moves_of(matches)
+        os.getppid()
+        for action, _ in pairs:
+            wsgi_call(app, action)
+        os.getppid()
+        for _, view in pairs[moves - 1 :: moves]:
+            for _ in range(moves):
+                view["wsgi.input"].seek(0)
+                status, data = wsgi_call(app, view)
+                assert status.startswith("200"), data
+        os.getppid()
+        out(f"callgrind: {len(pairs)} actions in the second dump, {len(pairs)} views in the third")
+    if rounds:
+        out(f"best CPU per request: action {best[0]:.0f} µs, view {best[1]:.0f} µs")
+    return {"action_us": best[0], "view_us": best[1]}
+
+
 # -- reporting --------------------------------------------------------------------
 def report_phase(name: str, phase: dict[str, Any], out: Callable[[str], None]) -> None:
     rate = f", paced at {phase['rate']:.0f} req/s" if phase["rate"] else ""
@@ -861,6 +1070,9 @@ def report_phase(name: str, phase: dict[str, Any], out: Callable[[str], None]) -
             f"  CPU per request: server {cpu['server']} µs, Redis {cpu['redis']} µs; "
             f"stolen by the host: {phase['stolen']:.1%} of the machine's time"
         )
+    per_move = phase.get("cpu_us_per_move")
+    if per_move:
+        out(f"  CPU per move: server {per_move['server']} µs, Redis {per_move['redis']} µs")
     out(f"  {'endpoint':18} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>7}")
     for endpoint, s in phase["endpoints"].items():
         out(
@@ -902,7 +1114,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--procs", type=int, default=1, help="load generator processes")
     parser.add_argument("--warmup", type=float, default=None, help="seconds (default S/5, ≤3)")
     parser.add_argument(
-        "--phases", default=",".join(PHASES), help="a subset of " + ",".join(PHASES)
+        "--phases",
+        default=",".join(DEFAULT_PHASES),
+        help=f"a subset of {','.join(PHASES)} (default {','.join(DEFAULT_PHASES)})",
     )
     parser.add_argument("--no-costs", action="store_true", help="skip round trips and memory")
     parser.add_argument(
@@ -922,6 +1136,12 @@ def main(argv: list[str] | None = None) -> int:
         help="pace the half phase at this many requests/s instead of half of play's",
     )
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="measure the CPU of a move's two requests in process instead (see above)",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="with --in-process")
     args = parser.parse_args(argv)
     argv = sys.argv[1:] if argv is None else argv
     phases_wanted = [p for p in args.phases.split(",") if p]
@@ -939,6 +1159,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
+    if args.in_process:
+        out("in process: a move's action and its next seat's answered long poll (Dékal)")
+        in_process(args.rounds, matches=8, moves=24, out=out)
+        return 0
     facts = results.machine()
     out(
         f"Ludothèque load: {facts['cpus']} CPUs ({facts['cpu']}), Python {facts['python']}, "
@@ -970,11 +1194,11 @@ def main(argv: list[str] | None = None) -> int:
                 **pace,
             )
 
-        if {"play", "action", "view", "half"} & set(phases_wanted):
+        if {"play", "action", "view", "turns", "half"} & set(phases_wanted):
             with serving(
                 service, env, port, "/readyz", Path(tmp) / "serve.log", args.workers
             ) as server:
-                for name in ("play", "action", "view"):
+                for name in ("play", "action", "view", "turns"):
                     if name in phases_wanted:
                         phases[name] = measure(server, name)
                         report_phase(name, phases[name], out)

@@ -28,20 +28,16 @@ def present(
     also the seat's legal actions (empty unless it is to act)."""
     state = match["state"]
     status = status_of(game, match)
-    if legal:
-        to_act = access.acts_now(match, status, seat, game.to_act(state))
-        return present(game, match, version, seat) | {
-            "legal_actions": game.legal_actions(state, seat) if to_act else []
-        }
+    to_act = game.to_act(state) if status == "active" else []
     seen_as = access.sees_as(match, status, seat)
-    return {
+    answer = {
         "id": match["id"],
         "game": match["game"],
         "status": status,
         "version": version,
         "options": match["options"],
         "seats": public_seats(match),
-        "to_act": game.to_act(state) if status == "active" else [],
+        "to_act": to_act,
         "deadlines": match["deadlines"],
         "your_seat": seat,
         "view": game.view(state, seen_as),
@@ -51,6 +47,10 @@ def present(
         "rematch": match.get("rematch"),
         "webhook": hooks.shown(match),
     }
+    if legal:
+        acts = access.acts_now(match, status, seat, to_act)
+        answer["legal_actions"] = game.legal_actions(state, seat) if acts else []
+    return answer
 
 
 def is_open(seat: dict[str, Any]) -> bool:

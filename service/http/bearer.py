@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from flask import request
-
 from service.domain.problems import Problem
+from service.http.caching import request_header
 
 
 def bearer_token() -> str | None:
@@ -13,7 +12,7 @@ def bearer_token() -> str | None:
     A malformed Authorization header is an error, not an anonymous request:
     a client that meant to authenticate must not silently get a spectator view.
     """
-    header = request.headers.get("Authorization")
+    header = request_header("Authorization")
     if header is None:
         return None
     scheme, _, token = header.strip().partition(" ")

@@ -85,6 +85,16 @@ def if_match_version() -> int | None:
     return int(number)
 
 
+def response_header(response: Response, name: str) -> str | None:
+    """``response.headers.get(name)``, without the exception werkzeug raises
+    and catches for a header the answer lacks (most lack Cache-Control)."""
+    wanted = name.lower()
+    for key, value in response.headers:
+        if key.lower() == wanted:
+            return value
+    return None
+
+
 def put_headers(response: Response, values: dict[str, str]) -> None:
     """Set each header of ``values`` on ``response``, appending the ones it
     does not have yet (werkzeug's ``headers[name] = value`` scans and
@@ -113,7 +123,7 @@ def init_caching(app: Flask) -> None:
         if request.blueprint in GAMES:
             # a route may say its answer is the same for everyone (a finished
             # match's record); any other answer is private
-            if not response.headers.get("Cache-Control", "").startswith("public"):
+            if not (response_header(response, "Cache-Control") or "").startswith("public"):
                 hands_out_token = request.method == "POST" and response.status_code == 201
                 put_headers(response, {"Cache-Control": SECRET if hands_out_token else PRIVATE})
             add_vary(response, "Authorization")

@@ -26,6 +26,7 @@ from typing import Any
 from flask import Flask, Response, g, has_request_context, request
 
 from service.domain.problems import Problem
+from service.http.caching import request_header
 from service.http.errors import problem_response
 from service.store.counters import Counter, RateLimits
 
@@ -52,7 +53,7 @@ def init_limits(app: Flask, client: Any) -> None:
     def before() -> None:
         if request.path in EXEMPT_PATHS:
             return
-        header = request.headers.get("Authorization")
+        header = request_header("Authorization")
         token = header.partition(" ")[2].strip() if header else None
         counters = limits.counters(request.remote_addr or "unknown", token, time.time())
         if request.view_args and "match_id" in request.view_args:

@@ -15,15 +15,21 @@ socket itself, instead of waking the stream's greenlet to do it
 (``service.live.followers.Shortcut``). The answer is in the WSGI environ, under
 ``ANSWER``, where gevent runs the worker.
 
+Each answer's ``Date`` header is written once per second it names
+(``DateHeader``) rather than formatted anew for every answer.
+
 ``gunicorn_conf`` makes it the response class of gunicorn's HTTP/1 workers.
 """
 
 from __future__ import annotations
 
 import socket
+import time
+from collections.abc import Callable
 from typing import Any
 
 from gevent import monkey
+from gunicorn import util
 from gunicorn.http import wsgi
 
 from service.live.wsgi import ANSWER  # the environ's key for the answer being written
@@ -127,7 +133,28 @@ def create(*args: Any, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
     return response, environ
 
 
+class DateHeader:
+    """gunicorn's ``util.http_date`` (an answer's ``Date``: ``Fri, 27 Nov 2026
+    21:43:46 GMT``), its text made once per second: it names whole seconds,
+    and ``email.utils.formatdate`` took a few µs of every answer."""
+
+    def __init__(self, http_date: Callable[..., str]) -> None:
+        self.http_date = http_date
+        self.last: tuple[int, str] = (-1, "")  # a second, and its text
+
+    def __call__(self, timestamp: float | None = None) -> str:
+        if timestamp is not None:
+            return self.http_date(timestamp)
+        now = time.time()
+        if self.last[0] != int(now):
+            self.last = (int(now), self.http_date(now))
+        return self.last[1]
+
+
 def install() -> None:
-    """Make gunicorn's HTTP/1 workers answer with ``Response``."""
+    """Make gunicorn's HTTP/1 workers answer with ``Response``, and date
+    their answers with ``DateHeader``."""
     wsgi.Response = Response
     wsgi.create = create
+    if not isinstance(util.http_date, DateHeader):
+        util.http_date = DateHeader(util.http_date)

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from flask import Flask
+from marshmallow import Schema
+from werkzeug.exceptions import UnprocessableEntity
 
 from service.http.answers import answer_etag
+from service.http.arguments import KEPT, Parser
+from service.http.schemas import MatchQuerySchema, StreamQuerySchema
 from tests.support.client import ApiClient
 from tests.support.problems import assert_problem
 
@@ -172,3 +177,27 @@ def test_a_query_string_is_read_whether_or_not_the_one_before_had_one(api):
         else:
             assert answer.status_code == 200
             assert ("legal_actions" in answer.json()) == bool(query), query
+
+
+def test_a_query_string_met_again_loads_the_same_and_keeps_no_text_of_the_clients():
+    parser = Parser()
+    app = Flask(__name__)
+    views, streams = MatchQuerySchema(), StreamQuerySchema()
+
+    def load(schema: Schema, query: str) -> dict:
+        with app.test_request_context(f"/?{query}"):
+            return parser.parse(schema, location="query")
+
+    first = load(views, "legal_actions=true&wait=30")
+    again = load(views, "legal_actions=true&wait=30")
+    assert first == again == {"legal_actions": True, "wait": 30.0} and first is not again
+    again["wait"] = 0  # a view's own copy
+    assert load(views, "legal_actions=true&wait=30")["wait"] == 30.0
+    for _ in range(2):
+        with pytest.raises(UnprocessableEntity):
+            load(views, "wait=99")
+    assert load(streams, "ticket=secret&after=3") == {"ticket": "secret", "after": 3}
+    assert not any(b"secret" in query for _, query in parser.loaded)
+    for n in range(KEPT + 5):
+        assert load(views, f"wait={n % 31}&n={n}")["wait"] == n % 31
+    assert len(parser.loaded) <= KEPT

@@ -3,15 +3,19 @@ rate limits and CORS for browser front ends."""
 
 from __future__ import annotations
 
+import datetime
 import io
 import logging
+import sys
+import uuid
 from collections.abc import Callable
 
 import orjson
 import redis
 from pythonjsonlogger.json import JsonFormatter
+from pythonjsonlogger.orjson import OrjsonFormatter
 
-from service.observability import RequestIdFilter
+from service.observability import JsonLines, RequestIdFilter, new_request_id
 from service.store.counters import PREFIX
 from tests.support.client import ApiClient
 from tests.support.problems import assert_problem
@@ -97,6 +101,47 @@ def test_logs_are_json_lines_with_the_request_id_and_no_token(api):
     )
     assert token not in stream.getvalue()
     assert all(s["token"] not in stream.getvalue() for s in created["seats"])
+
+
+def records() -> list[logging.LogRecord]:
+    """Records of every shape a line may take."""
+    made = [
+        logging.makeLogRecord(
+            {"name": "ludotheque.access", "levelno": 20, "levelname": "INFO", "msg": "request"}
+            | {"request_id": "rid", "method": "GET", "route": "/v1/games", "status": 200}
+            | {"game": "", "ms": 1.25}
+        ),
+        logging.makeLogRecord({"msg": "seat %s of %r", "args": (2, "m"), "request_id": None}),
+        logging.makeLogRecord({"msg": {"a dict": 1, "as": "its message"}}),
+        logging.makeLogRecord({"msg": "odd", "_private": 1, "when": datetime.date(2026, 1, 2)}),
+        logging.makeLogRecord({"msg": "no request id", "levelname": "WARNING"}),
+        logging.makeLogRecord({"msg": "a stack", "stack_info": "Stack (most recent call last)"}),
+        logging.makeLogRecord({"msg": "told", "exc_text": "Traceback: told before"}),
+        logging.makeLogRecord({"msg": 42}),
+    ]
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        made.append(logging.makeLogRecord({"msg": "failed", "exc_info": sys.exc_info()}))
+    made[0].created += 0.5  # the same second, later
+    return made
+
+
+def test_log_lines_are_python_json_loggers_own():
+    ours = JsonLines()
+    theirs = OrjsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s")
+    for record in records():
+        assert ours.format(record) == theirs.format(record)
+    later = records()[0]
+    later.created += 3600.25  # another second: its own text
+    assert ours.format(later) == theirs.format(later)
+
+
+def test_request_ids_made_are_uuid4s_hex():
+    for _ in range(1000):
+        made = new_request_id()
+        parsed = uuid.UUID(made)
+        assert parsed.hex == made and parsed.version == 4 and parsed.variant == uuid.RFC_4122
 
 
 def test_rate_limits_answer_429_problems_with_retry_after(live_server):

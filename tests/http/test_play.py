@@ -11,9 +11,12 @@ import random
 
 import orjson
 import pytest
+from flask import Flask
 
 from engines import GAMES
 from engines.core import Game, visible_to
+from service.domain.problems import Problem
+from service.http.actions import KEPT, ActionLoader
 from service.store.matches import log_key
 from tests.engines.conformance import new_match
 from tests.support.client import ApiClient
@@ -112,3 +115,29 @@ def test_event_log_is_redacted_per_seat(live, redis_client, name):
         assert [{k: v for k, v in e.items() if k != "index"} for e in seen] == expected
         indexes = [e["index"] for e in seen]
         assert indexes == sorted(indexes) and len(set(indexes)) == len(indexes)
+
+
+def test_an_action_body_met_again_loads_the_same_and_a_refused_one_is_refused_again():
+    game = GAMES["dekal"]
+    loader = ActionLoader({kind: schema() for kind, schema in game.action_schemas.items()})
+    app = Flask(__name__)
+
+    def load(body: bytes) -> dict:
+        with app.test_request_context("/", method="POST", data=body):
+            return loader.load()
+
+    take = b'{"type": "take", "value": 5, "from": "right"}'
+    first, again = load(take), load(take)
+    assert first == again == {"type": "take", "value": 5, "from": "right"}
+    assert first is not again and list(loader.loaded) == [take]
+    again["value"] = 9  # a request's own copy
+    assert load(take)["value"] == 5
+    for refused in (b'{"type": "take", "value": 99, "from": "right"}', b'{"type": "x"}', b"[1]"):
+        for _ in range(2):
+            with pytest.raises(Problem):
+                load(refused)
+    assert list(loader.loaded) == [take]
+    for value in range(KEPT + 5):
+        body = b'{"type": "take", "value": %d, "from": "left"}' % (value % 8 + 1)
+        assert load(body + b" " * (value // 8))["value"] == value % 8 + 1
+    assert len(loader.loaded) <= KEPT

@@ -8,14 +8,16 @@ writes on the server's end and reading what the client's end received.
 
 from __future__ import annotations
 
+import email.utils
 import socket
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import gevent.monkey
 import gevent.socket
 import pytest
-from gunicorn import http
+from gunicorn import http, util
 from gunicorn.config import Config
 from gunicorn.http import wsgi
 
@@ -41,6 +43,7 @@ def answer(monkeypatch):
     """The server's end and the client's end of one request."""
     monkeypatch.setattr(wsgi, "Response", wsgi.Response)  # undone after the test
     monkeypatch.setattr(wsgi, "create", wsgi.create)
+    monkeypatch.setattr(util, "http_date", util.http_date)
     wire.install()
     near, far = socket.socketpair()
     server = Counting(fileno=near.detach())
@@ -78,6 +81,24 @@ def test_a_json_answer_is_one_write(answer):
     head, body = received(far).split(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 OK\r\n") and b"Content-Length: 2" in head
     assert body == b"{}"
+
+
+def test_an_answer_is_dated_as_gunicorn_dates_it(answer):
+    make, server, far = answer
+    resp = make(b"GET /v1/games HTTP/1.1\r\nHost: h\r\n\r\n")
+    resp.start_response("200 OK", [("Content-Length", "2")])
+    resp.write(b"{}")
+    resp.close()
+    server.shutdown(socket.SHUT_WR)
+    date = received(far).split(b"\r\nDate: ")[1].split(b"\r\n")[0].decode()
+    assert abs(email.utils.parsedate_to_datetime(date).timestamp() - time.time()) < 2
+    assert isinstance(util.http_date, wire.DateHeader)
+    for _ in range(3):
+        before = time.time()
+        ours, theirs = util.http_date(), email.utils.formatdate(time.time(), usegmt=True)
+        if int(before) == int(time.time()):  # not across a second's end
+            assert ours == theirs
+    assert util.http_date(0) == "Thu, 01 Jan 1970 00:00:00 GMT"
 
 
 def test_a_stream_sends_its_head_with_its_first_frame_then_one_write_a_frame(answer):
@@ -131,6 +152,7 @@ def stream(monkeypatch):
     first frame sent, and the client's end."""
     monkeypatch.setattr(wsgi, "Response", wsgi.Response)
     monkeypatch.setattr(wsgi, "create", wsgi.create)
+    monkeypatch.setattr(util, "http_date", util.http_date)
     wire.install()
     near, far = socket.socketpair()
     server = gevent.socket.socket(fileno=near.detach())
