@@ -25,6 +25,7 @@ from redis.retry import Retry
 
 from service.domain.ports import Loaded, NotReplicated, Written
 from service.store.counters import HIT, Counter, RateLimits
+from service.store.readiness import HiredisParser
 from service.store.sentinel import SENTINEL_SCHEMES, sentinel_client
 
 # KEYS: match hash, log stream, then the idempotency record (if ARGV[6] is
@@ -114,6 +115,7 @@ def connect(
         "retry": Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
         "socket_timeout": socket_timeout,
         "socket_connect_timeout": 2,
+        "parser_class": HiredisParser,
     }
     if cluster:
         return RedisCluster.from_url(url, max_connections=max_connections, **common)

@@ -35,7 +35,8 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[RoundTrips]:
     the threads)."""
     counter = RoundTrips()
     connection_class = redis.connection.AbstractConnection
-    original, connect = connection_class.send_packed_command, connection_class.on_connect
+    original = connection_class.send_packed_command
+    connect = connection_class.on_connect_check_health
     opening = threading.local()
 
     def send(connection: Any, command: Any, check_health: bool = True) -> None:
@@ -46,15 +47,15 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[RoundTrips]:
             counter.sent.append((threading.get_ident(), data[:60]))
         return original(connection, command, check_health)
 
-    def on_connect(connection: Any) -> None:
+    def on_connect(connection: Any, check_health: bool = True) -> None:
         opening.now = True
         try:
-            connect(connection)
+            connect(connection, check_health)
         finally:
             opening.now = False
 
     monkeypatch.setattr(connection_class, "send_packed_command", send)
-    monkeypatch.setattr(connection_class, "on_connect", on_connect)
+    monkeypatch.setattr(connection_class, "on_connect_check_health", on_connect)
     yield counter
 
 
