@@ -179,13 +179,16 @@ class Store:
         match_id: str,
         replay_key: str | None = None,
         counters: Sequence[Counter] = (),
+        along: Callable[[Any], None] | None = None,
     ) -> Loaded | None:
         """The match and its version (one round trip), None when unknown.
 
         ``counters``: the request's rate-limit counters, counted in the same
-        round trip (429 when one is over its limit, before anything else).
+        round trip (429 when one is over its limit, before anything else);
+        ``along``: queues more commands on that round trip's pipeline (their
+        answers are not looked at).
         """
-        if replay_key is None and not counters:
+        if replay_key is None and not counters and along is None:
             version, data = self.client.hmget(match_key(match_id), "v", "d")
             replay = None
         else:
@@ -194,8 +197,11 @@ class Store:
             if replay_key is not None:
                 pipe.get(replay_key)
             RateLimits.count(pipe, list(counters))
+            if along is not None:
+                along(pipe)
             results = pipe.execute()
-            RateLimits.check(list(counters), results[2 if replay_key is not None else 1 :])
+            first = 2 if replay_key is not None else 1
+            RateLimits.check(list(counters), results[first : first + len(counters)])
             version, data = results[0]
             replay = results[1] if replay_key is not None else None
         if replay is not None and self.min_replicas:

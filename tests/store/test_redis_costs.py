@@ -17,6 +17,8 @@ import redis
 
 from engines import get_game
 from service.app import create_app
+from service.domain.tokens import token_hash
+from service.store.allowances import holder_key
 
 RAISED = "1000000000/minute"
 
@@ -117,12 +119,13 @@ def test_playing_an_action_costs_one_round_trip_or_two(redis_url, round_trips, r
 
 
 @pytest.mark.parametrize("rate_limits", [False, True], ids=["no rate limits", "rate limits"])
-def test_a_long_poll_costs_four_round_trips(redis_url, round_trips, rate_limits):
+def test_a_long_poll_costs_three_round_trips(redis_url, round_trips, rate_limits):
     """Issue 34: the waiting seat's ``?wait=`` reads the match once before it
     waits (it follows the match first, so no second read closes a gap), holds
-    its follower, reads the match once woken, and releases the follower
-    (five round trips until 2026-11-27). The match was followed a moment
-    before, as a seat's next turn finds it: its channel is still subscribed."""
+    its follower, and reads the match once woken, releasing the follower in
+    that read's round trip (five round trips until 2026-11-27). The match was
+    followed a moment before, as a seat's next turn finds it: its channel is
+    still subscribed."""
     app = app_for(redis_url, rate_limits)
     http = app.test_client()
     hub = app.extensions["ludotheque.live"].hub
@@ -151,7 +154,7 @@ def test_a_long_poll_costs_four_round_trips(redis_url, round_trips, rate_limits)
         assert http.post(url + "/actions", json=action, headers=headers).status_code == 200
         poller.join(timeout=15)
         assert answers and answers[0].status_code == 200
-    assert len(spent[1]) == 4, spent
+    assert len(spent[1]) == 3, spent
 
 
 def handing_over(app: Any, http: Any, url: str, match_id: str, tokens: list[str]) -> tuple:
@@ -188,3 +191,56 @@ def test_a_process_remembers_the_last_matches_it_saw_and_no_more(redis_url, monk
     http.get(f"/v1/games/dekal/matches/{ids[1]}")  # read again: now the newest
     http.post("/v1/games/dekal/matches", json=body)
     assert store.remembered(ids[1]) is not None and store.remembered(ids[2]) is None
+
+
+def test_a_long_poll_woken_by_a_move_not_its_own_turn_still_holds_its_follower(redis_url):
+    """The read once woken releases the follower's hold on its way; when the
+    move was not the one that hands the seat its turn, the wait goes on and
+    holds its follower again: it still counts against its token's cap."""
+    app = app_for(redis_url, rate_limits=False)
+    http = app.test_client()
+    hub = app.extensions["ludotheque.live"].hub
+    game = get_game("dekal")
+    store = app.extensions["ludotheque.matches"].store
+    body = {"players": [{"name": "Ada"}, {"name": "Bob"}, {"name": "Cy"}], "seed": 5}
+    match = http.post("/v1/games/dekal/matches", json=body).get_json()
+    url = f"/v1/games/dekal/matches/{match['id']}"
+    tokens = [seat["token"] for seat in match["seats"]]
+    # a position where one seat acts, and its move hands the turn to another
+    # seat than the one that waits
+    for _ in range(200):
+        state = store.load(match["id"]).match["state"]
+        (mover, *others) = game.to_act(state)
+        action = game.legal_actions(state, mover)[0]
+        after = copy.deepcopy(state)
+        game.apply(after, mover, action)
+        waiting = [s for s in range(3) if s != mover and s not in game.to_act(after)]
+        if not others and waiting and game.to_act(after) != [mover]:
+            break
+        headers = {"Authorization": f"Bearer {tokens[mover]}"}
+        assert http.post(url + "/actions", json=action, headers=headers).status_code == 200
+    else:
+        raise AssertionError("no such position")
+    waiter = waiting[0]
+    answers: list[Any] = []
+    poller = threading.Thread(
+        target=lambda: answers.append(
+            http.get(url + "?wait=3", headers={"Authorization": f"Bearer {tokens[waiter]}"})
+        )
+    )
+    poller.start()
+    deadline = time.monotonic() + 5
+    while hub.count() < 1 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(0.05)
+    headers = {"Authorization": f"Bearer {tokens[mover]}"}
+    assert http.post(url + "/actions", json=action, headers=headers).status_code == 200
+    time.sleep(0.3)  # woken, read, and waiting again
+    client = redis.Redis.from_url(redis_url)
+    # the long poll holds its follower under its token's hash (hashed again)
+    key = holder_key("token", token_hash(token_hash(tokens[waiter])))
+    assert poller.is_alive() and client.zcard(key) == 1
+    poller.join(timeout=10)
+    assert answers[0].status_code == 200
+    assert client.zcard(key) == 0  # released when it answered
+    client.close()
