@@ -209,6 +209,7 @@ COVERAGE: dict[str, str | By | CI] = {
     ".venv/bin/python -m bench.load --seconds 10 --clients 32 --workers 2": BENCH,
     ".venv/bin/python -m bench.streams --streams 10000 --matches 500 --pace 2 --open-pause 1": BENCH,  # noqa: E501
     "python -m bench.bots --seconds 60": BENCH,
+    ".venv/bin/python -m bench.peer --clients 16,64 --rounds 3 --seconds 10": BENCH,
     "python -m bench.outbound --seconds 45": BENCH,
     "python -m bench.failover --kills 5 --clients 16 --seconds-between 5 --min-replicas 1": BENCH,
     ".venv/bin/pytest tests/reliability -n 2": BENCH,
@@ -224,7 +225,8 @@ COVERAGE: dict[str, str | By | CI] = {
 # runs with these values, so that it stays a test of seconds.
 REDUCED = {
     "--seconds": "0.2",
-    "--clients": "1",
+    "--clients": "2",  # bench.peer's seats play in pairs
+    "--rounds": "1",
     "--streams": "4",
     "--matches": "1",
     "--pace": "0.01",
