@@ -258,6 +258,7 @@ class Listener:
             self.confirmed -= gone
             pubsub = self.pubsub
             (pubsub.sunsubscribe if self.sharded else pubsub.unsubscribe)(*gone)
+        self.hub.forget(m for m in map(wakeups.channel_match, gone) if m is not None)
 
     def stop(self) -> None:
         with self.changed:
@@ -356,8 +357,11 @@ class Hub:
                 if followers is not None:
                     followers.discard(follower)
                     if not followers:
+                        # what it handed out is kept while the channel lingers:
+                        # a wake-up of a move already known, arriving after the
+                        # next follower came (the seat that made the move, now
+                        # waiting), must not wake it for nothing
                         del self._followers[match_id]
-                        self._known.pop(match_id, None)
                         left.append(match_id)
             for listener, channels in self._by_listener(left):
                 listener.drop(channels)
@@ -382,6 +386,13 @@ class Hub:
                 return
             self._woken[match_id] = max(last, self._woken.get(match_id, last))
         self._wakeup.set()
+
+    def forget(self, match_ids: Iterable[str]) -> None:
+        """The channels of ``match_ids`` are no longer held: nothing is known of them."""
+        with self._lock:
+            for match_id in match_ids:
+                if match_id not in self._followers:
+                    self._known.pop(match_id, None)
 
     def _start(self) -> None:
         if not self._started:

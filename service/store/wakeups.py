@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 import redis
+from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
+from redis.retry import Retry
 
 Connect = Callable[[], redis.Redis]
 
@@ -63,8 +65,17 @@ def _node_connector(client: RedisCluster, host: str, port: int) -> Connect:
 
 def _like(pool: redis.ConnectionPool) -> Connect:
     """A client for one subscriber connection, configured as ``pool``'s, that
-    waits for messages as long as it must."""
-    kwargs = dict(pool.connection_kwargs) | {"socket_timeout": None}
+    waits for messages as long as it must, and never reconnects by itself:
+    its commands come from more than one thread (the listener reads, the
+    followers subscribe), so a lost connection ends it, and the listener
+    makes a new one (two threads reconnecting one connection leaked a
+    socket)."""
+    never = Retry(NoBackoff(), 0, supported_errors=())
+    kwargs = dict(pool.connection_kwargs) | {
+        "socket_timeout": None,
+        "retry": never,
+        "retry_on_error": [],
+    }
     return lambda: redis.Redis(
         connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs)
     )

@@ -133,7 +133,7 @@ def test_a_wake_up_published_as_soon_as_a_follow_returns_reaches_the_follower(re
                 hub.unfollow(follower)
     finally:
         hub.unfollow(steady)
-        hub.stop()
+        stopped(hub)
         client.close()
 
 
@@ -166,7 +166,39 @@ def test_a_write_wakes_this_processs_followers_without_its_wake_up(redis_url, mo
         assert follower.take(2.0), "the follower was not woken"
     finally:
         hub.unfollow(follower)
-        hub.stop()
+        stopped(hub)
+
+
+def test_a_wake_up_already_handed_out_does_not_wake_the_next_follower(redis_url):
+    """The seat that made a move long-polls at once; the move's wake-up may
+    come back from Redis after that follow. The hub handed that index out
+    already (the commit woke it here): the new follower must not be woken
+    for it (a read and a hold for nothing, two round trips a move)."""
+    client = redis.Redis.from_url(redis_url)
+    hub = Hub(Store(client), check_s=60)
+    try:
+        first = Follower(["m1"])
+        hub.follow(first)
+        hub.wake("m1", 5)  # the commit's own wake-up
+        assert first.take(2.0)
+        hub.unfollow(first)
+        second = Follower(["m1"])
+        hub.follow(second)
+        hub.wake("m1", 5)  # the same move's wake-up, back from Redis
+        assert not second.take(0.3)
+        hub.wake("m1", 6)  # the next move's
+        assert second.take(2.0)
+        hub.unfollow(second)
+    finally:
+        stopped(hub)
+        client.close()
+
+
+def stopped(hub: Hub) -> None:
+    """Stop ``hub`` and wait for its listeners to close their connections."""
+    hub.stop()
+    for listener in list(hub._listeners.values()):
+        listener.thread.join(timeout=5)
 
 
 def long_poll(url: str, token: str, after: int, answer: dict) -> None:
