@@ -62,18 +62,10 @@ class Matches:
         self.commits = Commits(store, settings, subscribers)
 
     # -- reading ---------------------------------------------------------------
-    def load(
-        self,
-        game: Game,
-        match_id: str,
-        replay_key: str | None = None,
-        along: Callable[[Any], None] | None = None,
-    ) -> Loaded:
-        """The match (404 when unknown, or not of ``game``); ``along``: more
-        store commands for the same round trip (the store's pipeline)."""
+    def load(self, game: Game, match_id: str, replay_key: str | None = None) -> Loaded:
         loaded = None
         if MATCH_ID.match(match_id):
-            loaded = self.store.load(match_id, replay_key, self.counters(), along)
+            loaded = self.store.load(match_id, replay_key, self.counters())
         if loaded is None or loaded.match["game"] != game.name:
             raise Problem(404, "match_not_found", f"no {game.name} match {match_id!r}")
         return loaded

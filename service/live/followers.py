@@ -238,14 +238,6 @@ class Allowances:
         *keys, member = held
         allowances.release(self.client, keys, member)
 
-    @staticmethod
-    def releasing(held: list[str]) -> Callable[[Any], None] | None:
-        """What queues the release of ``held`` on another round trip's pipeline."""
-        if not held:
-            return None
-        *keys, member = held
-        return lambda pipe: allowances.queue_release(pipe, keys, member)
-
 
 class Shortcut:
     """The hub's way to an idle one-match stream's socket: it writes a batch

@@ -219,9 +219,10 @@ class Listener:
                 self.dropped.pop(channel, None)
             self._subscribe(channels - self.sent)
 
-    def drop(self, channels: set[str]) -> None:
-        """Nobody follows ``channels`` any more (they linger, then go)."""
-        now = time.monotonic()
+    def drop(self, channels: set[str], linger: bool = True) -> None:
+        """Nobody follows ``channels`` any more (they linger, then go; without
+        ``linger``, at the next sweep)."""
+        now = time.monotonic() if linger else time.monotonic() - LINGER_S
         with self.changed:
             self.wanted -= channels
             for channel in channels:
@@ -242,7 +243,7 @@ class Listener:
         subscribe = self.pubsub.ssubscribe if self.sharded else self.pubsub.subscribe
         try:
             subscribe(*channels)
-        except (*STORE_ERRORS, OSError):
+        except Exception:  # never out of ``follow``: the periodic check covers it
             log.warning("push hub: subscribing failed; the listener reconnects", exc_info=True)
 
     def _expire(self) -> None:
@@ -348,7 +349,9 @@ class Hub:
         for listener, channels in listening:
             listener.wait_confirmed(channels, max(0.0, deadline - time.monotonic()))
 
-    def unfollow(self, follower: Follower) -> None:
+    def unfollow(self, follower: Follower, linger: bool = True) -> None:
+        """``follower`` follows no more; without ``linger``, the channels it
+        alone held go at once (a match that does not exist)."""
         with self._lock:
             self._count -= 1
             left = []
@@ -364,7 +367,7 @@ class Hub:
                         del self._followers[match_id]
                         left.append(match_id)
             for listener, channels in self._by_listener(left):
-                listener.drop(channels)
+                listener.drop(channels, linger)
 
     def count(self) -> int:
         """How many followers this process holds."""

@@ -42,46 +42,53 @@ def turn_of(
 
     The match is followed before it is read, so that a move made after the
     read wakes the wait, and the read that decides whether to wait is the
-    only one before it; the read once woken, which most often ends the wait,
-    releases the follower's hold on its way (held again if the wait goes
-    on): three round trips for a long poll woken once (the read, the hold,
-    the read and release)."""
+    only one before it: four round trips for a long poll woken once (the
+    read, the follower's hold, the read once woken, the release). A match
+    that does not exist is not followed a moment longer (its channel would
+    linger otherwise, for any id a client makes up)."""
     follower = Follower([match_id])
     live.hub.follow(follower)
+    linger = True
     try:
-        loaded = live.matches.load(game, match_id)
+        try:
+            loaded = live.matches.load(game, match_id)
+        except Problem as refused:
+            linger = refused.status != 404
+            raise
         seat = live.matches.seat_for(loaded, token)
         if seat is None or settled(game, loaded, seat):
             return loaded, seat
         holder = token_hash(token)
-
-        def over(loaded: Loaded) -> bool:
-            return (
-                settled(game, loaded, seat)
-                or not may_follow_as(loaded.match["seats"], seat, holder)
-                or lifecycle.stopping()
-                or live.hub.stopped
-            )
-
         held = live.allowances.hold(address, [holder], wait_s + 30, following=1)
-        deadline = time.monotonic() + wait_s
         try:
-            while not over(loaded):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                if not follower.take(min(remaining, 1.0)):
-                    continue
-                releasing = live.allowances.releasing(held)
-                loaded = live.matches.load(game, match_id, along=releasing)
-                held = []
-                if not over(loaded):
-                    try:
-                        held = live.allowances.hold(address, [holder], remaining + 30, 1)
-                    except Problem:  # its place was taken meanwhile: it answers now
-                        break
+            loaded = _wait(live, game, match_id, loaded, seat, wait_s, holder, follower)
         finally:
             live.allowances.release(held)
     finally:
-        live.hub.unfollow(follower)
+        live.hub.unfollow(follower, linger)
     return loaded, live.matches.seat_for(loaded, token)  # 403 if the seat changed hands
+
+
+def _wait(
+    live: Following,
+    game: Game,
+    match_id: str,
+    loaded: Loaded,
+    seat: int,
+    wait_s: float,
+    holder: str,
+    follower: Follower,
+) -> Loaded:
+    deadline = time.monotonic() + wait_s
+    while not (
+        settled(game, loaded, seat)
+        or not may_follow_as(loaded.match["seats"], seat, holder)
+        or lifecycle.stopping()
+        or live.hub.stopped
+    ):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        if follower.take(min(remaining, 1.0)):
+            loaded = live.matches.load(game, match_id)
+    return loaded

@@ -57,17 +57,12 @@ def hold(client: Any, held: list[tuple[str, int]], member: str, lease_s: float) 
     return [bool(int(answer)) for answer in answers]
 
 
-def queue_release(pipe: Any, keys: list[str], member: str) -> None:
-    """Queue ``release``'s commands on ``pipe`` (another round trip's)."""
-    for key in keys:
-        pipe.zrem(key, member)
-
-
 def release(client: Any, keys: list[str], member: str) -> None:
     """Follower ``member`` ended: its holders hold it no more."""
     try:
         pipe = client.pipeline(transaction=False)
-        queue_release(pipe, keys, member)
+        for key in keys:
+            pipe.zrem(key, member)
         pipe.execute()
     except redis.RedisError:
         pass  # the lease runs out on its own

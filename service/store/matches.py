@@ -179,16 +179,13 @@ class Store:
         match_id: str,
         replay_key: str | None = None,
         counters: Sequence[Counter] = (),
-        along: Callable[[Any], None] | None = None,
     ) -> Loaded | None:
         """The match and its version (one round trip), None when unknown.
 
         ``counters``: the request's rate-limit counters, counted in the same
-        round trip (429 when one is over its limit, before anything else);
-        ``along``: queues more commands on that round trip's pipeline (their
-        answers are not looked at).
+        round trip (429 when one is over its limit, before anything else).
         """
-        if replay_key is None and not counters and along is None:
+        if replay_key is None and not counters:
             version, data = self.client.hmget(match_key(match_id), "v", "d")
             replay = None
         else:
@@ -197,11 +194,8 @@ class Store:
             if replay_key is not None:
                 pipe.get(replay_key)
             RateLimits.count(pipe, list(counters))
-            if along is not None:
-                along(pipe)
             results = pipe.execute()
-            first = 2 if replay_key is not None else 1
-            RateLimits.check(list(counters), results[first : first + len(counters)])
+            RateLimits.check(list(counters), results[2 if replay_key is not None else 1 :])
             version, data = results[0]
             replay = results[1] if replay_key is not None else None
         if replay is not None and self.min_replicas:

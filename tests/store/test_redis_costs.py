@@ -119,13 +119,15 @@ def test_playing_an_action_costs_one_round_trip_or_two(redis_url, round_trips, r
 
 
 @pytest.mark.parametrize("rate_limits", [False, True], ids=["no rate limits", "rate limits"])
-def test_a_long_poll_costs_three_round_trips(redis_url, round_trips, rate_limits):
+def test_a_long_poll_costs_four_round_trips(redis_url, round_trips, rate_limits):
     """Issue 34: the waiting seat's ``?wait=`` reads the match once before it
     waits (it follows the match first, so no second read closes a gap), holds
-    its follower, and reads the match once woken, releasing the follower in
-    that read's round trip (five round trips until 2026-11-27). The match was
-    followed a moment before, as a seat's next turn finds it: its channel is
-    still subscribed."""
+    its follower, reads the match once woken, and releases the follower
+    (five round trips until 2026-11-27). The match was followed a moment
+    before, as a seat's next turn finds it: its channel is still subscribed.
+    (Releasing in the last read's round trip, then holding again when the
+    wait went on, let another request take the freed place: the wait then
+    answered before its turn.)"""
     app = app_for(redis_url, rate_limits)
     http = app.test_client()
     hub = app.extensions["ludotheque.live"].hub
@@ -154,7 +156,7 @@ def test_a_long_poll_costs_three_round_trips(redis_url, round_trips, rate_limits
         assert http.post(url + "/actions", json=action, headers=headers).status_code == 200
         poller.join(timeout=15)
         assert answers and answers[0].status_code == 200
-    assert len(spent[1]) == 3, spent
+    assert len(spent[1]) == 4, spent
 
 
 def handing_over(app: Any, http: Any, url: str, match_id: str, tokens: list[str]) -> tuple:
@@ -194,9 +196,9 @@ def test_a_process_remembers_the_last_matches_it_saw_and_no_more(redis_url, monk
 
 
 def test_a_long_poll_woken_by_a_move_not_its_own_turn_still_holds_its_follower(redis_url):
-    """The read once woken releases the follower's hold on its way; when the
-    move was not the one that hands the seat its turn, the wait goes on and
-    holds its follower again: it still counts against its token's cap."""
+    """When the move that woke a long poll was not the one that hands its
+    seat the turn, the wait goes on, its follower still held against its
+    token's cap."""
     app = app_for(redis_url, rate_limits=False)
     http = app.test_client()
     hub = app.extensions["ludotheque.live"].hub
