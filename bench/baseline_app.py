@@ -52,32 +52,27 @@ CHANNELS = b"floor:*"
 
 # Decode, bump the version, encode and write back: the same read, check and
 # write that an action's commit does, in one round trip.
-READ_MODIFY_WRITE = """
+BUMP = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then
   return redis.error_reply('missing ' .. KEYS[1])
 end
 local value = cjson.decode(raw)
 value['version'] = value['version'] + 1
+"""
+WRITE_BACK = """
 local encoded = cjson.encode(value)
 redis.call('SET', KEYS[1], encoded)
-return encoded
 """
+READ_MODIFY_WRITE = BUMP + WRITE_BACK + "return encoded\n"
 
 # The same, the move kept in the value and the waiting seat woken.
-FLOOR_MOVE = """
-local raw = redis.call('GET', KEYS[1])
-if not raw then
-  return redis.error_reply('missing ' .. KEYS[1])
-end
-local value = cjson.decode(raw)
-value['version'] = value['version'] + 1
-value['last'] = ARGV[1]
-local encoded = cjson.encode(value)
-redis.call('SET', KEYS[1], encoded)
-redis.call('PUBLISH', ARGV[2], value['version'])
-return encoded
-"""
+FLOOR_MOVE = (
+    BUMP
+    + "value['last'] = ARGV[1]\n"
+    + WRITE_BACK
+    + "redis.call('PUBLISH', ARGV[2], value['version'])\nreturn encoded\n"
+)
 
 
 def key(n: int) -> str:

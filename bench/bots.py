@@ -50,7 +50,7 @@ from typing import Any
 import requests
 
 from bench import results
-from bench.load import redis_server
+from bench.load import answering, redis_server
 from service.store.embedded import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,16 +74,7 @@ def serving(port: int, env: dict[str, str], serve_args: list[str], log: Path) ->
             command, env=env, cwd=ROOT, stdout=output, stderr=output, start_new_session=True
         )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"{command} exited:\n{log.read_text()[-3000:]}")
-            with contextlib.suppress(requests.RequestException):
-                if requests.get(f"http://{HOST}:{port}/readyz", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise SystemExit(f"{command} did not answer on port {port}")
-            time.sleep(0.2)
+        answering(process, command, f"http://{HOST}:{port}/readyz", log)
         time.sleep(1)  # the bot workers start beside gunicorn
         yield
     finally:

@@ -574,18 +574,7 @@ def serving(
             command, env=env, cwd=ROOT, stdout=output, stderr=output, start_new_session=True
         )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"{command} exited:\n{log.read_text()[-3000:]}")
-            try:
-                if requests.get(f"http://{HOST}:{port}{probe}", timeout=2).status_code < 500:
-                    break
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit(f"{command} did not answer on port {port}")
-            time.sleep(0.2)
+        answering(process, command, f"http://{HOST}:{port}{probe}", log)
         workers_booted(process, workers)
         yield process
     finally:
@@ -595,6 +584,23 @@ def serving(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def answering(
+    process: subprocess.Popen, command: list[str], url: str, log: Path, timeout: float = 60
+) -> None:
+    """Wait until ``url`` answers below 500; stop the benchmark, with the end
+    of ``log``, if ``process`` (run as ``command``) exits or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise SystemExit(f"{command} exited:\n{log.read_text()[-3000:]}")
+        with contextlib.suppress(requests.RequestException):
+            if requests.get(url, timeout=2).status_code < 500:
+                return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{command} did not answer at {url}")
+        time.sleep(0.2)
 
 
 def workers_booted(process: subprocess.Popen, workers: int, timeout: float = 60) -> None:

@@ -71,7 +71,15 @@ import orjson
 import requests
 
 from bench import results
-from bench.load import GUNICORN_CONF, HOST, ROOT, machine_ticks, process_tree, serving
+from bench.load import (
+    GUNICORN_CONF,
+    HOST,
+    ROOT,
+    answering,
+    machine_ticks,
+    process_tree,
+    serving,
+)
 from bench.peer import profile
 from service.store.embedded import EmbeddedRedis, free_port
 
@@ -147,16 +155,7 @@ def bgio_server(storage: str, port: int, tmp: Path) -> Iterator[subprocess.Popen
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"{command} exited:\n{log.read_text()[-3000:]}")
-            with contextlib.suppress(requests.RequestException):
-                if requests.get(f"http://{HOST}:{port}/games", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise SystemExit(f"{command} did not answer on port {port}")
-            time.sleep(0.2)
+        answering(process, command, f"http://{HOST}:{port}/games", log, timeout=30)
         yield process
     finally:
         stop(process)
