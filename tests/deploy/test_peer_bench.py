@@ -178,4 +178,7 @@ def test_a_profiled_peer_run_names_where_the_cpu_goes(node_modules: None, tmp_pa
         "kernel: ",
     ):
         assert named in summary, named
-    assert summary.count("### Top 25") == 3
+    # a top list for each process kind sampled: the API workers and Redis
+    # always; the background workers, idle here, only when py-spy caught them
+    kinds = summary.count("\n## ")
+    assert summary.count("### Top 25") == kinds - summary.count("No samples.") >= 2
