@@ -123,6 +123,25 @@ REDIS_URL = Kind(
 )
 
 
+DATABASE_SCHEMES = ("sqlite", "postgresql", "postgres", "postgresql+psycopg")
+
+
+def _database_url(text: str) -> str | None:
+    scheme = urlsplit(text).scheme
+    if text and scheme not in DATABASE_SCHEMES:
+        raise ValueError(
+            f"{text!r} is not a URL of sqlite:///PATH or postgresql://user:password@host/db"
+        )
+    return text or None  # empty: not set
+
+
+DATABASE_URL = Kind(
+    "a URL: `sqlite:///PATH` (an absolute path: four slashes) or "
+    "`postgresql://user:password@host:port/database`",
+    _database_url,
+)
+
+
 def _host_port(text: str) -> str:
     _, colon, port = text.strip().rpartition(":")
     if not colon or not port.isdigit() or not 0 < int(port) < 65536:

@@ -10,6 +10,7 @@ from typing import Any
 from service.background.outbound import DEFAULT_CONCURRENCY, Allowed
 from service.settings.kinds import (
     BIND,
+    DATABASE_URL,
     DIRECTORY,
     FLAG,
     METRICS_BIND,
@@ -126,11 +127,25 @@ class Settings:
         shown="(`redis-server`, `valkey-server` on the PATH, else the bundled one)",
     )
 
+    database_url: str | None = setting(
+        "LUDOTHEQUE_DATABASE_URL",
+        None,
+        DATABASE_URL,
+        "the SQL database that keeps what must outlive Redis: every finished match (its "
+        "signed record and final state), searchable at `GET /v1/matches`. The worker "
+        "processes archive each match as it ends, and Redis forgets it only once archived "
+        "(`LUDOTHEQUE_FINISHED_TTL` later). `ludotheque migrate` creates or updates its "
+        "schema (`serve` does it at start). Unset outside `serve`: nothing is archived, "
+        "and a finished match is readable for `LUDOTHEQUE_FINISHED_TTL` only",
+        group=STORE,
+        config="DATABASE_URL",
+        shown="(`serve`: SQLite in its data directory, `<data-dir>/ludotheque.db`)",
+    )
     finished_ttl: int = setting(
         "LUDOTHEQUE_FINISHED_TTL",
         24 * 3600,
         whole(1),
-        "seconds a finished match stays readable",
+        "seconds a finished match stays in Redis (once archived, when there is a database)",
         group=MATCHES,
         config="FINISHED_TTL",
     )

@@ -1,0 +1,159 @@
+"""The archive: every finished match, in the SQL database, for good.
+
+A finished match is archived once, by id, from Redis (``service.background.
+archiver``): its signed record, what a spectator sees of it at the end, and
+the columns it is searched by. Redis forgets it afterwards; reads fall back
+here. Tables (SQLAlchemy Core; Alembic migrates them,
+``service/store/migrations``):
+
+- ``matches``: one row per match; newest first by (``ended_ms``, ``id``),
+  the key of every page (keyset pagination: a page costs the same however
+  deep it is and however large the archive);
+- ``match_bots``: one row per bot kind that played in a match, with the
+  match's game and end, so that a search by bot walks an index in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+metadata = sa.MetaData()
+
+matches = sa.Table(
+    "matches",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("game", sa.String(32), nullable=False),
+    sa.Column("created_ms", sa.BigInteger, nullable=False),
+    sa.Column("ended_ms", sa.BigInteger, nullable=False),
+    sa.Column("archived_ms", sa.BigInteger, nullable=False),
+    # the match's version when archived: a later write (a rematch offered)
+    # updates ``final`` only when newer
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("seeded", sa.Boolean, nullable=False),  # a client chose the seed (practice)
+    sa.Column("seats", sa.Text, nullable=False),  # JSON: [{seat, name, bot}]
+    sa.Column("outcome", sa.Text, nullable=False),  # JSON: the outcome, seed and salt revealed
+    sa.Column("final", sa.Text, nullable=False),  # JSON: the match as a spectator saw it last
+    sa.Column("record", sa.Text, nullable=False),  # JSON: the signed record
+    sa.Index("matches_newest", "ended_ms", "id"),
+    sa.Index("matches_game_newest", "game", "ended_ms", "id"),
+)
+
+match_bots = sa.Table(
+    "match_bots",
+    metadata,
+    sa.Column(
+        "match_id",
+        sa.String(32),
+        sa.ForeignKey("matches.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("bot", sa.String(64), primary_key=True),
+    sa.Column("game", sa.String(32), nullable=False),
+    sa.Column("ended_ms", sa.BigInteger, nullable=False),
+    sa.Index("match_bots_newest", "bot", "ended_ms", "match_id"),
+    sa.Index("match_bots_game_newest", "game", "bot", "ended_ms", "match_id"),
+)
+
+
+@dataclass(frozen=True)
+class Archived:
+    """One finished match as the archive keeps it."""
+
+    id: str
+    game: str
+    created_ms: int
+    ended_ms: int
+    archived_ms: int
+    version: int
+    seeded: bool
+    seats: list[dict[str, Any]]
+    outcome: dict[str, Any]
+    final: dict[str, Any]
+    record: dict[str, Any]
+
+    def row(self) -> dict[str, Any]:
+        dumps = orjson.dumps
+        return {
+            "id": self.id,
+            "game": self.game,
+            "created_ms": self.created_ms,
+            "ended_ms": self.ended_ms,
+            "archived_ms": self.archived_ms,
+            "version": self.version,
+            "seeded": self.seeded,
+            "seats": dumps(self.seats).decode(),
+            "outcome": dumps(self.outcome).decode(),
+            "final": dumps(self.final).decode(),
+            "record": dumps(self.record).decode(),
+        }
+
+    def bots(self) -> list[str]:
+        return sorted({seat["bot"] for seat in self.seats if seat.get("bot")})
+
+
+class Archive:
+    """Finished matches in the database ``engine`` points to."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self._insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
+
+    def put(self, archived: Archived) -> bool:
+        """Keep ``archived``, once per id, in one transaction: True when it
+        was new. Archived again (a worker that died before Redis heard of
+        it; a later write to the finished match), the record stays the
+        first one, and the final answer is replaced only by a newer one."""
+        row = archived.row()
+        insert = self._insert(matches).values(row)
+        newer = insert.excluded.version > matches.c.version
+        upsert = insert.on_conflict_do_update(
+            index_elements=[matches.c.id],
+            set_={"final": insert.excluded.final, "version": insert.excluded.version},
+            where=newer,
+        ).returning(matches.c.archived_ms)
+        with self.engine.begin() as connection:
+            kept = connection.execute(upsert).scalar()
+            bots = [
+                {
+                    "match_id": archived.id,
+                    "bot": bot,
+                    "game": archived.game,
+                    "ended_ms": archived.ended_ms,
+                }
+                for bot in archived.bots()
+            ]
+            if bots:
+                connection.execute(self._insert(match_bots).values(bots).on_conflict_do_nothing())
+        return kept == archived.archived_ms
+
+    def get(self, match_id: str) -> sa.Row | None:
+        """The archived match ``match_id``: its game, final answer and record (JSON text)."""
+        query = sa.select(matches.c.id, matches.c.game, matches.c.final, matches.c.record).where(
+            matches.c.id == match_id
+        )
+        with self.engine.connect() as connection:
+            return connection.execute(query).first()
+
+    def final(self, game: str, match_id: str) -> dict[str, Any] | None:
+        row = self.get(match_id)
+        if row is None or row.game != game:
+            return None
+        return orjson.loads(row.final)
+
+    def record(self, game: str, match_id: str) -> dict[str, Any] | None:
+        row = self.get(match_id)
+        if row is None or row.game != game:
+            return None
+        return orjson.loads(row.record)
+
+    def has(self, match_id: str) -> bool:
+        query = sa.select(matches.c.id).where(matches.c.id == match_id)
+        with self.engine.connect() as connection:
+            return connection.execute(query).first() is not None
