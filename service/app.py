@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import types
 import weakref
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from flask.json.provider import JSONProvider
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.background import outbound, webhooks
+from service.background.archiver import queueing
 from service.background.scheduler import BotLimits, Scheduler
 from service.background.turns import ServerTurns, scheduling
 from service.domain.commits import Settings as MatchSettings
@@ -34,6 +36,9 @@ from service.live.hub import Hub
 from service.observability import init_observability
 from service.settings import Settings, load
 from service.store import lobby
+from service.store.archive import Archive
+from service.store.archiving import ArchiveQueue
+from service.store.database import check_migrated, engine_for
 from service.store.matches import Store, connect, idempotency_key
 from service.store.quotas import Quotas
 from service.store.record_keys import RecordKeys
@@ -106,6 +111,16 @@ def quotas_for(app: Flask, store: Store) -> Quotas | None:
     )
 
 
+def archive_for(database_url: str | None) -> Archive | None:
+    """The archive in the database at ``database_url`` (None: no archive),
+    which must be migrated already (``ludotheque migrate``)."""
+    if not database_url:
+        return None
+    engine = engine_for(database_url)
+    check_migrated(engine)
+    return Archive(engine)
+
+
 def create_app(config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:
     """The Flask app, configured by ``settings`` (else the environment's, read
     now: ``service.settings.Malformed`` names what is malformed), over which
@@ -129,10 +144,14 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         min_replicas=app.config["REDIS_MIN_REPLICAS"],
         replicas_timeout_ms=app.config["REDIS_REPLICAS_TIMEOUT_MS"],
     )
+    # the archive of finished matches: none without a database
+    archive = archive_for(app.config.get("DATABASE_URL"))
+    archive_queue = ArchiveQueue(store.client)
     match_settings = MatchSettings(
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
         waiting_ttl=app.config["WAITING_TTL"],
+        archived=archive is not None,
     )
     limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
     scheduler = Scheduler(store.client, limits)
@@ -147,6 +166,8 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         webhooks.delivering(store.client),
         lobby.listing(store),
     ]
+    if archive is not None:
+        subscribers.append(queueing(archive_queue))
     matches = Matches(
         store,
         match_settings,
@@ -155,7 +176,14 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         quotas=quotas_for(app, store),
         subscribers=subscribers,
         counters=pending_counters,  # the request's, which its match read or write counts
+        archive=archive,
+        # queued before the write that ends a match, so that no end goes unarchived
+        finishing=None
+        if archive is None
+        else lambda match_id: archive_queue.expect(match_id, time.time()),
     )
+    app.extensions["ludotheque.archive"] = archive
+    app.extensions["ludotheque.archive_queue"] = archive_queue
     app.extensions["ludotheque.matches"] = matches
     app.extensions["ludotheque.turns"] = ServerTurns(matches, store, scheduler)
     live = LiveSettings(

@@ -1,4 +1,4 @@
-"""The ``ludotheque`` command: ``serve`` and ``openapi``."""
+"""The ``ludotheque`` command: ``serve``, ``worker``, ``migrate``, ``openapi`` and more."""
 
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ def main(ctx: click.Context) -> None:
     default="data",
     show_default=True,
     type=click.Path(file_okay=False),
-    help="where the embedded Redis keeps its AOF (unused with REDIS_URL)",
+    help="where the embedded Redis keeps its AOF (not with REDIS_URL), and the archive's "
+    "SQLite database (not with LUDOTHEQUE_DATABASE_URL)",
 )
 @click.option(
     "--workers",
@@ -75,6 +76,14 @@ def serve(
     # The servers are processes of their own: they read these from the environment.
     os.environ["LUDOTHEQUE_BIND"] = f"{host}:{port}"
     os.environ["LUDOTHEQUE_WORKERS"] = str(workers)
+    # the archive: the database the settings name, else SQLite beside the AOF
+    database_url = settings.database_url
+    if database_url is None:
+        from service.store.database import default_url
+
+        Path(data_dir).mkdir(parents=True, exist_ok=True)
+        database_url = os.environ["LUDOTHEQUE_DATABASE_URL"] = default_url(data_dir)
+    migrate_database(database_url)
     if settings.redis_url:
         run_servers(bot_workers)
         return
@@ -87,6 +96,39 @@ def serve(
 
             os.environ["LUDOTHEQUE_RECORD_KEY_FILE"] = str(ensure_key_file(Path(data_dir)))
         run_servers(bot_workers)
+
+
+def migrate_database(url: str) -> None:
+    from service.store.database import migrate
+
+    logging.getLogger(__name__).info("migrating the archive's database %s", shown_url(url))
+    migrate(url)
+
+
+def shown_url(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+@main.command("migrate")
+@click.option(
+    "--database-url",
+    envvar="LUDOTHEQUE_DATABASE_URL",
+    required=True,
+    help="the database (default: $LUDOTHEQUE_DATABASE_URL)",
+)
+def migrate_command(database_url: str) -> None:
+    """Create or update the archive's schema (Alembic migrations) in the
+    database: from empty, or from any earlier revision; harmless when it is
+    up to date. `serve` does it when it starts; elsewhere (gunicorn, the
+    Helm chart) run it before starting the new version."""
+    from service.store.database import current, engine_for, head
+
+    migrate_database(database_url)
+    engine = engine_for(database_url)
+    click.echo(f"{shown_url(database_url)} is at revision {current(engine)} (head {head()})")
+    engine.dispose()
 
 
 def cores() -> int:
@@ -193,7 +235,7 @@ def spec_text() -> str:
     from service.app import create_app
 
     # redis-py connects lazily: building the spec never touches this address.
-    app = create_app({"REDIS_URL": "redis://127.0.0.1:1/0"})
+    app = create_app({"REDIS_URL": "redis://127.0.0.1:1/0", "DATABASE_URL": None})
     spec = app.extensions["ludotheque.api"].spec.to_dict()
     return json.dumps(spec, indent=2, ensure_ascii=False)
 

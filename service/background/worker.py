@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from service.background import webhooks
+from service.background.archiver import Archiver
 from service.background.scheduler import IDLE_S
 from service.background.turns import ServerTurns
 from service.domain.ports import Loaded
@@ -140,5 +141,19 @@ def run_worker(
     deliverer = webhooks.Deliverer(matches, delivery)
     delivering = threading.Thread(target=deliverer.run, args=(stopping,), daemon=True)
     delivering.start()
+    archiving = None
+    if (archive := app.extensions["ludotheque.archive"]) is not None:
+        archiver = Archiver(
+            matches,
+            app.extensions["ludotheque.archive_queue"],
+            archive,
+            app.extensions["ludotheque.record_keys"],
+            app.config["FINISHED_TTL"],
+            stopping,
+        )
+        archiving = threading.Thread(target=archiver.run, name="archiver", daemon=True)
+        archiving.start()
     Worker(app.extensions["ludotheque.turns"], budget_s, stopping=stopping).run()
     delivering.join(timeout=10)
+    if archiving is not None:
+        archiving.join(timeout=10)

@@ -37,6 +37,9 @@ class Settings:
     idle_ttl: int = 7 * 24 * 3600  # seconds an untouched match lives
     max_attempts: int = 50  # compare-and-set attempts before answering 409
     waiting_ttl: int = 3600  # seconds a match with an open seat lives after its last change
+    # a finished match is kept until archived (which then lets it expire
+    # ``finished_ttl`` later), rather than for ``finished_ttl`` from its end
+    archived: bool = False
 
 
 @dataclass
@@ -83,11 +86,19 @@ class Committed:
 
 class Commits:
     def __init__(
-        self, store: MatchStore, settings: Settings, subscribers: Sequence[Subscriber] = ()
+        self,
+        store: MatchStore,
+        settings: Settings,
+        subscribers: Sequence[Subscriber] = (),
+        finishing: Callable[[str], None] | None = None,
     ) -> None:
+        """``finishing(match_id)``: called before a write that leaves the
+        match finished (the archive's queue expects it), so that what must
+        follow the end cannot be lost between the write and its subscribers."""
         self.store = store
         self.settings = settings
         self.subscribers = tuple(subscribers)
+        self.finishing = finishing
 
     def change(
         self,
@@ -153,6 +164,12 @@ class Commits:
             events = events + hooks.turn_notices(match, game.to_act(match["state"]), events)
         stamped = [{"version": version, **event} for event in events]
         finished = status == "finished"
+        if finished:
+            match.setdefault("ended_at", time.time())
+        if finished and self.settings.archived:
+            ttl = 0  # kept until archived
+        if finished and self.finishing is not None:
+            self.finishing(match["id"])
         try:
             written = self.store.commit(
                 match["id"], expected, match, stamped, ttl, change.record, change.counters

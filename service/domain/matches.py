@@ -25,7 +25,7 @@ from service.domain import access, endings, fairness, hooks
 from service.domain import tokens as auth
 from service.domain.clocks import engine_options
 from service.domain.commits import Change, Commits, Committed, Settings, Subscriber
-from service.domain.ports import BotSeats, CreationQuotas, Loaded, MatchStore
+from service.domain.ports import ArchivedMatches, BotSeats, CreationQuotas, Loaded, MatchStore
 from service.domain.problems import Problem, from_illegal_action
 from service.domain.views import present, public_seats, status_of
 from service.metrics import ACTIONS
@@ -47,8 +47,12 @@ class Matches:
         quotas: CreationQuotas | None = None,
         subscribers: Sequence[Subscriber] = (),
         counters: Callable[[], Sequence[Any]] = no_counters,
+        archive: ArchivedMatches | None = None,
+        finishing: Callable[[str], None] | None = None,
     ) -> None:
-        """``replay_key(match_id, owner, key)``: where the store keeps the
+        """``archive``: where finished matches are read once Redis has
+        forgotten them (None: nowhere); ``finishing``: see ``Commits``.
+        ``replay_key(match_id, owner, key)``: where the store keeps the
         first answer to ``owner``'s Idempotency-Key ``key``; ``counters``:
         the current request's rate-limit counters not counted yet (each
         given once: to the match's read, else to its write); ``subscribers``:
@@ -59,7 +63,8 @@ class Matches:
         self.replay_key = replay_key
         self.quotas = quotas  # None: no creation limit nor cap on waiting matches
         self.counters = counters
-        self.commits = Commits(store, settings, subscribers)
+        self.archive = archive
+        self.commits = Commits(store, settings, subscribers, finishing)
 
     # -- reading ---------------------------------------------------------------
     def load(self, game: Game, match_id: str, replay_key: str | None = None) -> Loaded:
@@ -83,9 +88,29 @@ class Matches:
         actions = game.legal_actions(state, seat) if to_act else []
         return {"version": loaded.version, "seat": seat, "actions": actions}
 
+    def archived(self, game: Game, match_id: str) -> dict[str, Any] | None:
+        """The match as a spectator saw it at its end, from the archive, once
+        Redis has forgotten it (None: not archived, or no archive)."""
+        if self.archive is None or not MATCH_ID.match(match_id):
+            return None
+        return self.archive.final(game.name, match_id)
+
     def record(self, game: Game, match_id: str) -> dict[str, Any]:
-        """The whole record of a finished match, for anyone to check and replay."""
-        loaded = self.load(game, match_id)
+        """The whole record of a finished match, for anyone to check and
+        replay: built from Redis while it has the match, else the archive's."""
+        try:
+            loaded = self.load(game, match_id)
+        except Problem as problem:
+            if problem.code == "match_not_found" and self.archived(game, match_id):
+                kept = self.archive.record(game.name, match_id)  # type: ignore[union-attr]
+                if kept is not None:
+                    return kept
+            raise
+        return self.record_of(game, loaded)
+
+    def record_of(self, game: Game, loaded: Loaded) -> dict[str, Any]:
+        """The record of the finished match ``loaded`` (its log read whole)."""
+        match_id = loaded.match["id"]
         match = loaded.match
         access.check_record(status_of(game, match))
         log: list[dict[str, Any]] = []

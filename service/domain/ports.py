@@ -104,3 +104,16 @@ class CreationQuotas(Protocol):
     def joined(self, address: str, match_id: str, waiting: bool, now: float) -> None:
         """A seat of the address's match was taken: it waits on, or started."""
         ...
+
+
+class ArchivedMatches(Protocol):
+    """Finished matches kept for good, once Redis has forgotten them
+    (``service.store.archive.Archive``)."""
+
+    def final(self, game: str, match_id: str) -> dict[str, Any] | None:
+        """The match as a spectator saw it at the end; None when not archived."""
+        ...
+
+    def record(self, game: str, match_id: str) -> dict[str, Any] | None:
+        """Its signed record; None when not archived."""
+        ...

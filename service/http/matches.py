@@ -9,6 +9,7 @@ from flask import Response, request
 from flask.views import MethodView
 
 from service.domain.matches import present
+from service.domain.problems import Problem
 from service.http.answers import (
     OPTIONAL_SEAT_TOKEN,
     etag,
@@ -103,17 +104,36 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             token is checked before `If-None-Match` is. A `wait` that waits is a
             long poll: it counts against the follower caps (429
             `too_many_followers`), and ends at once with 403 `invalid_token` if
-            the token's seat changes hands meanwhile."""
+            the token's seat changes hands meanwhile. Once Redis has forgotten
+            a finished match (`LUDOTHEQUE_FINISHED_TTL` after it was archived),
+            its end as a spectator saw it, from the archive, whatever the token."""
             token = bearer_token()
-            if wait and token is not None:
-                # first the turn, then whether the version is news; a long
-                # poll, held against the follower caps as a stream is
-                loaded, seat = turn_of(following(), game, match_id, token, wait, address())
-            else:
-                loaded = matches().load(game, match_id)
-                seat = matches().seat_for(loaded, token)
-            tag = etag(loaded.version, seat)
-            if none_match(tag):
-                return Response(status=304, headers={"ETag": tag})
-            payload = present(game, loaded.match, loaded.version, seat, legal_actions)
-            return json_response(payload, headers={"ETag": tag})
+            try:
+                if wait and token is not None:
+                    # first the turn, then whether the version is news; a long
+                    # poll, held against the follower caps as a stream is
+                    loaded, seat = turn_of(following(), game, match_id, token, wait, address())
+                else:
+                    loaded = matches().load(game, match_id)
+                    seat = matches().seat_for(loaded, token)
+            except Problem as problem:
+                # Redis forgot it: a finished match's end, as a spectator saw it
+                final = problem.code == "match_not_found" and matches().archived(game, match_id)
+                if not final:
+                    raise
+                if legal_actions:
+                    final["legal_actions"] = []
+                return answered(final, final["version"], None)
+            return answered(
+                present(game, loaded.match, loaded.version, seat, legal_actions),
+                loaded.version,
+                seat,
+            )
+
+
+def answered(payload: dict[str, Any], version: int, seat: int | None) -> Response:
+    """``payload``, or 304 when the client named this version and viewer."""
+    tag = etag(version, seat)
+    if none_match(tag):
+        return Response(status=304, headers={"ETag": tag})
+    return json_response(payload, headers={"ETag": tag})

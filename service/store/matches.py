@@ -66,9 +66,15 @@ for i = 8 + 2 * counters, #ARGV do
   redis.call('XADD', KEYS[2], '0-' .. n, 'e', ARGV[i])
 end
 local ttl = tonumber(ARGV[3])
-redis.call('EXPIRE', KEYS[1], ttl)
-if n > 0 then
-  redis.call('EXPIRE', KEYS[2], ttl)
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  if n > 0 then
+    redis.call('EXPIRE', KEYS[2], ttl)
+  end
+else
+  -- 0: kept until archived (service.store.archiving), which sets its TTL then
+  redis.call('PERSIST', KEYS[1])
+  redis.call('PERSIST', KEYS[2])
 end
 if has_record then
   redis.call('SET', KEYS[3], ARGV[4], 'EX', tonumber(ARGV[5]))
@@ -317,6 +323,14 @@ class Store:
         """The index of the match's last event (0: none)."""
         last = self.client.xrevrange(log_key(match_id), "+", "-", count=1)
         return int(last[0][0].split(b"-")[1]) if last else 0
+
+    def forget_in(self, match_id: str, ttl: int) -> None:
+        """Let ``match_id`` (its hash and its log) expire in ``ttl`` seconds:
+        it is archived."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.expire(match_key(match_id), ttl)
+        pipe.expire(log_key(match_id), ttl)
+        pipe.execute()
 
     def events(self, match_id: str, after: int, limit: int) -> list[dict[str, Any]]:
         """Events number ``after + 1`` on, at most ``limit``, each with its

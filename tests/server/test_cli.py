@@ -69,7 +69,8 @@ def test_serve_uses_redis_url_starts_no_server_and_runs_a_bot_worker(tmp_path, r
     env["LUDOTHEQUE_RATE_LIMITS"] = "0"
     env["LUDOTHEQUE_BOT_SEATS_PER_ADDRESS"] = "0"
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    server = start_serve(tmp_path / "unused", port, env)
+    data = tmp_path / "data"
+    server = start_serve(data, port, env)
     try:
         # gunicorn's workers share a metrics directory while they run
         assert [p.name.startswith("ludotheque-metrics-") for p in scratch.iterdir()] == [True]
@@ -92,7 +93,13 @@ def test_serve_uses_redis_url_starts_no_server_and_runs_a_bot_worker(tmp_path, r
         assert match["to_act"] == [0]
     finally:
         interrupt(server)
-    assert not (tmp_path / "unused").exists()
+    # no Redis of its own: its data directory holds the archive's database only
+    assert {p.name for p in data.iterdir()} <= {
+        "ludotheque.db",
+        "ludotheque.db-wal",
+        "ludotheque.db-shm",
+    }
+    assert (data / "ludotheque.db").exists()
     assert not any(scratch.iterdir()), "the metrics directory outlived the server"
 
 
