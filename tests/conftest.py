@@ -1,6 +1,8 @@
 """Shared fixtures: a real Redis (REDIS_URL, else a private embedded server),
 the app served over real HTTP on a loopback port (``live``, shared by the
-session; ``live_server``, with given settings, per test), and Chromium."""
+session; ``live_server``, with given settings, per test), SQL databases
+made and dropped per test (SQLite, and PostgreSQL: tests/support/databases.py),
+and Chromium."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import pytest
 import redis
 
 from service.background import outbound
+from service.store.database import migrate
 from service.store.embedded import EmbeddedRedis
+from tests.support import databases
 from tests.support.client import ApiClient
 from tests.support.clusters import Cluster
 from tests.support.servers import LiveServer, bot_workers
@@ -72,6 +76,33 @@ def live_server(redis_url: str) -> Iterator[Callable[..., LiveServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> Iterator[str]:
+    """An admin URL of a PostgreSQL server: LUDOTHEQUE_TEST_POSTGRES_URL, else
+    the machine's, else a private one for the session; skips without one
+    (fails when LUDOTHEQUE_REQUIRE_POSTGRES=1)."""
+    with databases.postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A new, empty database for the test, on SQLite then on PostgreSQL
+    (dropped afterwards); only the PostgreSQL one can skip."""
+    if request.param == "sqlite":
+        yield databases.sqlite_url(tmp_path)
+        return
+    with databases.fresh_database(request.getfixturevalue("postgres_admin_url")) as url:
+        yield url
+
+
+@pytest.fixture
+def migrated_database_url(database_url: str) -> str:
+    """``database_url``, migrated to the newest revision."""
+    migrate(database_url)
+    return database_url
 
 
 @pytest.fixture
