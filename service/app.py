@@ -38,7 +38,7 @@ from service.settings import Settings, load
 from service.store import lobby
 from service.store.archive import Archive
 from service.store.archiving import ArchiveQueue
-from service.store.database import check_migrated, engine_for
+from service.store.database import engine_for
 from service.store.matches import Store, connect, idempotency_key
 from service.store.quotas import Quotas
 from service.store.record_keys import RecordKeys
@@ -112,13 +112,13 @@ def quotas_for(app: Flask, store: Store) -> Quotas | None:
 
 
 def archive_for(database_url: str | None) -> Archive | None:
-    """The archive in the database at ``database_url`` (None: no archive),
-    which must be migrated already (``ludotheque migrate``)."""
+    """The archive in the database at ``database_url`` (None: no archive).
+    Not touched now: a process starts while the database is down (matches
+    wait in Redis meanwhile), and the archiver checks the schema is
+    migrated before it writes (``ludotheque migrate``)."""
     if not database_url:
         return None
-    engine = engine_for(database_url)
-    check_migrated(engine)
-    return Archive(engine)
+    return Archive(engine_for(database_url))
 
 
 def create_app(config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:

@@ -34,6 +34,7 @@ from service.domain.ports import Loaded
 from service.domain.views import present, status_of
 from service.store.archive import Archive, Archived
 from service.store.archiving import ArchiveQueue
+from service.store.database import NotMigrated, check_migrated
 from service.store.outages import StoreBackoff, is_store_trouble
 from service.store.record_keys import RecordKeys
 
@@ -73,11 +74,18 @@ class Archiver:
         self.doorbell = Doorbell(
             queue.take_nudge, queue.nudge, 1, self.stopping, idle_s, name="archiver"
         )
-        self.database = StoreBackoff(first_s=0.2, cap_s=5.0)
+        self.database = StoreBackoff(first_s=0.2, cap_s=5.0, what="the archive's database")
+        self.migrated = False  # the database's schema is the code's (checked once)
 
     def run_once(self) -> float | None:
         """Archive the earliest match due: None. When none is due: when the
         next one is (``math.inf``: none is queued)."""
+        if not self.migrated:
+            try:
+                check_migrated(self.archive.engine)
+            except (SQLAlchemyError, NotMigrated) as error:
+                return time.time() + self.database.next_wait(error)
+            self.migrated = True
         now = time.time()
         match_id, lease = self.queue.take(now, LEASE_S)
         if match_id is None:

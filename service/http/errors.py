@@ -14,6 +14,7 @@ import orjson
 from flask import Flask, Response
 from marshmallow import Schema, fields, validate
 from redis.exceptions import RedisClusterException, RedisError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from engines.core import IllegalAction
@@ -190,6 +191,20 @@ def register_error_handlers(app: Flask) -> None:
                 "store_unavailable",
                 "the game store is unavailable; retry later",
                 headers={"Retry-After": "1"},
+            )
+        )
+
+    @app.errorhandler(DBAPIError)
+    def _archive(error: DBAPIError) -> Response:
+        if not (error.connection_invalidated or isinstance(error, OperationalError)):
+            return _unexpected(error)
+        log.warning("archive unavailable: %s", error)
+        return problem_response(
+            Problem(
+                503,
+                "archive_unavailable",
+                "the archive of finished matches is unavailable; retry later",
+                headers={"Retry-After": "5"},
             )
         )
 

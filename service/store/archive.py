@@ -111,27 +111,30 @@ class Archive:
         it; a later write to the finished match), the record stays the
         first one, and the final answer is replaced only by a newer one."""
         row = archived.row()
-        insert = self._insert(matches).values(row)
-        newer = insert.excluded.version > matches.c.version
-        upsert = insert.on_conflict_do_update(
-            index_elements=[matches.c.id],
-            set_={"final": insert.excluded.final, "version": insert.excluded.version},
-            where=newer,
-        ).returning(matches.c.archived_ms)
+        insert = self._insert(matches).values(row).on_conflict_do_nothing()
+        newer = (
+            sa.update(matches)
+            .where(matches.c.id == archived.id, matches.c.version < archived.version)
+            .values(final=row["final"], version=archived.version)
+        )
+        bots = [
+            {
+                "match_id": archived.id,
+                "bot": bot,
+                "game": archived.game,
+                "ended_ms": archived.ended_ms,
+            }
+            for bot in archived.bots()
+        ]
         with self.engine.begin() as connection:
-            kept = connection.execute(upsert).scalar()
-            bots = [
-                {
-                    "match_id": archived.id,
-                    "bot": bot,
-                    "game": archived.game,
-                    "ended_ms": archived.ended_ms,
-                }
-                for bot in archived.bots()
-            ]
-            if bots:
+            # new exactly when the insert took (PostgreSQL's waits for a
+            # concurrent one of the same id to end first)
+            new = connection.execute(insert.returning(matches.c.id)).first() is not None
+            if not new:
+                connection.execute(newer)
+            elif bots:
                 connection.execute(self._insert(match_bots).values(bots).on_conflict_do_nothing())
-        return kept == archived.archived_ms
+        return new
 
     def get(self, match_id: str) -> sa.Row | None:
         """The archived match ``match_id``: its game, final answer and record (JSON text)."""

@@ -90,18 +90,19 @@ class StoreBackoff:
     from ``first_s``, doubling up to ``cap_s``, with jitter so that many
     workers do not all come back at once."""
 
-    def __init__(self, first_s: float = 0.1, cap_s: float = 5.0) -> None:
+    def __init__(self, first_s: float = 0.1, cap_s: float = 5.0, what: str = "the store") -> None:
         self.first_s = first_s
         self.cap_s = cap_s
+        self.what = what
         self.failures = 0
 
     def next_wait(self, error: BaseException) -> float:
         self.failures += 1
         if self.failures == 1:
-            log.warning("the store is unavailable, backing off: %s", error)
+            log.warning("%s is unavailable, backing off: %s", self.what, error)
         return random.uniform(0.5, 1.0) * min(self.cap_s, self.first_s * 2 ** (self.failures - 1))
 
     def over(self) -> None:
         if self.failures:
-            log.info("the store is back after %d failed tries", self.failures)
+            log.info("%s is back after %d failed tries", self.what, self.failures)
         self.failures = 0

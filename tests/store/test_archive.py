@@ -113,11 +113,6 @@ def test_an_older_version_changes_nothing(archive: Archive) -> None:
     assert archive.record("tictactoe", "m1") == first.record
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="put tells 'new' by comparing archived_ms: a newer version archived "
-    "in the same millisecond as the first put reads as new",
-)
 def test_a_newer_version_in_the_same_millisecond_is_not_new(archive: Archive) -> None:
     archive.put(finished())
 

@@ -113,6 +113,10 @@ class PrivatePostgres:
         done = subprocess.run(initdb, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"initdb failed:\n{done.stdout}{done.stderr}")
+        return self.run()
+
+    def run(self) -> str:
+        """Start the server on its cluster (again, after ``halt``)."""
         server = [
             *self.as_owner,
             str(self.bin / "postgres"),
@@ -140,8 +144,13 @@ class PrivatePostgres:
             time.sleep(0.05)
 
     def stop(self) -> None:
-        """A fast shutdown (SIGINT to the postmaster: clients are cut off),
-        then the directory goes."""
+        """A fast shutdown, then the directory goes."""
+        self.halt()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def halt(self) -> None:
+        """A fast shutdown (SIGINT to the postmaster: clients are cut off);
+        the cluster stays, for ``run`` to start again."""
         if self.process is not None and self.process.poll() is None:
             # the postmaster itself, not runuser, which would wait 2 s before a SIGKILL
             pid_file = self.data / "postmaster.pid"
@@ -152,7 +161,6 @@ class PrivatePostgres:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> str:
         try:

@@ -78,6 +78,8 @@ class LiveServer:
         self.server.shutdown()
         self.app.extensions["ludotheque.live"].hub.stop()
         self.http.close()
+        if (archive := self.app.extensions["ludotheque.archive"]) is not None:
+            archive.engine.dispose()  # before its database is dropped
 
     def __enter__(self) -> LiveServer:
         return self
