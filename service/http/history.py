@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import logging
-import math
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -191,22 +190,12 @@ def unavailable(error: Exception) -> Problem:
     )
 
 
-def ms_at(moment: datetime.datetime | None) -> int | None:
-    """A time as whole ms, rounded up: ``ended_ms >= ms_at(t)`` says "ended at
-    or after t", ``ended_ms < ms_at(t)`` "ended before t"."""
-    if moment is None:
-        return None
-    since_epoch = moment - datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-    micros = (since_epoch.days * 86_400 + since_epoch.seconds) * 1_000_000
-    return math.ceil((micros + since_epoch.microseconds) / 1000)
-
-
 def search_of(query: dict[str, Any]) -> searches.Search:
     return searches.Search(
         game=query.get("game"),
         bot=query.get("bot"),
-        since_ms=ms_at(query.get("since")),
-        until_ms=ms_at(query.get("until")),
+        since_ms=searches.ms_at(query.get("since")),
+        until_ms=searches.ms_at(query.get("until")),
     )
 
 

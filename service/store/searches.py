@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,6 +43,16 @@ class Search:
     bot: str | None = None
     since_ms: int | None = None
     until_ms: int | None = None
+
+
+def ms_at(moment: datetime.datetime | None) -> int | None:
+    """A time as whole ms, rounded up: ``ended_ms >= ms_at(t)`` says "ended at
+    or after t", ``ended_ms < ms_at(t)`` "ended before t"."""
+    if moment is None:
+        return None
+    since_epoch = moment - datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+    micros = (since_epoch.days * 86_400 + since_epoch.seconds) * 1_000_000
+    return math.ceil((micros + since_epoch.microseconds) / 1000)
 
 
 def encode_cursor(ended_ms: int, match_id: str) -> str:
@@ -133,5 +145,8 @@ def records(
         result = connection.execution_options(stream_results=True, yield_per=batch).execute(
             export_query(search, limit)
         )
-        for rows in result.partitions(batch):
-            yield [row[0] for row in rows]
+        try:
+            for rows in result.partitions(batch):
+                yield [row[0] for row in rows]
+        finally:
+            result.close()  # the server-side cursor too, when the reader stops early
