@@ -139,7 +139,10 @@ EXPORT_RESPONSE = {
     "description": "NDJSON: one finished match's signed record per line (as "
     "`GET /v1/games/G/matches/{id}/record` gives it: check one with `ludotheque verify`), "
     "newest first. The answer is streamed: a client may stop reading at any time.",
-    "headers": {"Cache-Control": header_ref("Cache-Control")},
+    "headers": {
+        "Cache-Control": header_ref("Cache-Control"),
+        "X-Accel-Buffering": header_ref("X-Accel-Buffering"),
+    },
     "content": {NDJSON: {"schema": {"type": "string"}}},
 }
 MALFORMED = (
@@ -162,7 +165,7 @@ NO_ARCHIVE = (
     "503",
     problem_answer(
         "No archive (archive_unavailable): this deployment keeps no database of finished "
-        "matches, or that database is unavailable (then with Retry-After)"
+        "matches (Retry-After: 3600), or that database is unavailable (Retry-After: 1)"
     ),
 )
 
@@ -176,6 +179,8 @@ def archive() -> Archive:
             "archive_unavailable",
             "this deployment keeps no archive of finished matches (no database is "
             "configured: LUDOTHEQUE_DATABASE_URL), so it cannot list or export them",
+            # every 503 says when to come back; a configuration changes in hours, if ever
+            headers={"Retry-After": "3600"},
         )
     return found
 

@@ -482,6 +482,7 @@ def test_without_a_database_both_answer_503_archive_unavailable(redis_url):
             answer = live.http.get(live.url(path))
             body = assert_problem(answer, 503, "archive_unavailable")
             assert "keeps no archive" in body["detail"]
+            assert answer.headers["Retry-After"] == "3600"
 
 
 def test_a_database_down_answers_503_archive_unavailable(redis_url, tmp_path):
