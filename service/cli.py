@@ -1,4 +1,5 @@
-"""The ``ludotheque`` command: ``serve``, ``worker``, ``migrate``, ``openapi`` and more."""
+"""The ``ludotheque`` command: ``serve``, ``worker``, ``migrate``, ``export``, ``openapi``
+and more."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
@@ -312,6 +313,93 @@ def record_public_key(key: str | None, server: str | None) -> bytes:
         return parse_public_key(text)
     except (ValueError, KeyError, TypeError) as malformed:
         raise click.ClickException(f"not a public record key ({source}): {malformed}") from None
+
+
+def rfc3339_ms(text: str | None, option: str) -> int | None:
+    """``--since``/``--until`` as ms (rounded up, as the API does)."""
+    if text is None:
+        return None
+    import datetime
+
+    from service.store.searches import ms_at
+
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(
+            "an RFC 3339 date-time, e.g. 2026-11-28T00:00:00Z", param_hint=option
+        ) from None
+    if moment.tzinfo is None:
+        raise click.BadParameter("give the offset too (Z for UTC)", param_hint=option)
+    return ms_at(moment)
+
+
+@main.command()
+@click.option(
+    "--database-url",
+    envvar="LUDOTHEQUE_DATABASE_URL",
+    show_envvar=True,
+    required=True,
+    help="the archive's database",
+)
+@click.option("--game", help="only matches of this game")
+@click.option("--bot", help="only matches in which a bot of this kind played")
+@click.option("--since", help="only matches that ended at or after this time (RFC 3339)")
+@click.option("--until", help="only matches that ended before this time (RFC 3339)")
+@click.option("--limit", type=click.IntRange(1), help="at most this many records")
+@click.option("--output", type=click.File("wb"), default="-", help="write here (default: stdout)")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="count the records on stderr as they go (default: when stderr is a terminal)",
+)
+@click.option(
+    "--every",
+    type=click.IntRange(1),
+    default=10_000,
+    show_default=True,
+    help="records between two progress lines",
+)
+def export(
+    database_url: str,
+    game: str | None,
+    bot: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int | None,
+    output: BinaryIO,
+    progress: bool | None,
+    every: int,
+) -> None:
+    """Write the signed records of finished matches from the archive, one per
+    line (NDJSON), newest first, as GET /v1/matches/export does: the same
+    filters, straight from the database. Each line, saved to a file of its
+    own, is a record `ludotheque verify` checks."""
+    from service.store.database import check_migrated, engine_for
+    from service.store.searches import EXPORT_BATCH, Search, records
+
+    if game is not None:
+        from engines import GAMES
+
+        if game not in GAMES:
+            raise click.BadParameter(f"one of {', '.join(sorted(GAMES))}", param_hint="--game")
+    search = Search(game, bot, rfc3339_ms(since, "--since"), rfc3339_ms(until, "--until"))
+    if progress is None:
+        progress = sys.stderr.isatty()
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # stderr is for progress here
+    engine = engine_for(database_url, pool_size=1)
+    check_migrated(engine)
+    written = shown = 0
+    for batch in records(engine, search, limit, batch=min(EXPORT_BATCH, every)):
+        output.write(("\n".join(batch) + "\n").encode())
+        written += len(batch)
+        if progress and written - shown >= every:
+            shown = written - written % every
+            click.echo(f"{written} records", err=True)
+    output.flush()
+    if progress:
+        click.echo(f"{written} records: done", err=True)
+    engine.dispose()
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})

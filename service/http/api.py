@@ -29,6 +29,7 @@ from service.http.game_schemas import (
     ranked_outcome_schema,
     register_components,
 )
+from service.http.history import history_blueprint
 from service.http.streams import streams_blueprint
 
 UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")
@@ -86,6 +87,7 @@ def init_api(api: Api) -> None:
     api.register_blueprint(games.games_blueprint(api))
     api.register_blueprint(records.record_key_blueprint())
     api.register_blueprint(streams_blueprint(MULTI_SSE_RESPONSE, problems))
+    api.register_blueprint(history_blueprint())
     for game in GAMES.values():
         api.register_blueprint(game_blueprint(api, game))
     complete(api.spec)

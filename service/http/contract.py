@@ -53,7 +53,8 @@ HEADERS: dict[str, str] = {
     "WWW-Authenticate": 'The scheme to use: Bearer realm="ludotheque".',
     "Cache-Control": "`private, no-cache` on every answer that depends on the caller's token "
     "(a shared cache never keeps it, a browser revalidates it); `no-store` on answers that hand "
-    "out a token; `no-cache` on an event stream; `public` on a finished match's record.",
+    "out a token; `no-cache` on an event stream; `public` on a finished match's record; "
+    "`public, max-age=5` on a page of finished matches; `no-store` on an export.",
     "Vary": "`Authorization` on every answer that depends on the caller's token: each viewer "
     "has a view of its own.",
     "Access-Control-Allow-Origin": "`*` (or the caller's origin when LUDOTHEQUE_CORS_ORIGINS "

@@ -83,6 +83,8 @@ CODES = [
     "invalid_ticket",
     "token_in_url",
     "store_unavailable",
+    "archive_unavailable",
+    "too_many_exports",
     "internal_error",
 ]
 

@@ -315,6 +315,23 @@ class Settings:
         group=LIVE,
         config="FOLLOWERS_PER_PROCESS",
     )
+    exports_per_address: int = setting(
+        "LUDOTHEQUE_EXPORTS_PER_ADDRESS",
+        1,
+        whole(1),
+        "`GET /v1/matches/export` streams at once per client address, per API process "
+        "(more: 429 `too_many_exports`)",
+        group=CLIENTS,
+        config="EXPORTS_PER_ADDRESS",
+    )
+    exports_per_process: int = setting(
+        "LUDOTHEQUE_EXPORTS_PER_PROCESS",
+        2,
+        whole(1),
+        "`GET /v1/matches/export` streams at once per API process, whoever asks",
+        group=CLIENTS,
+        config="EXPORTS_PER_PROCESS",
+    )
 
     bot_budget_ms: int = setting(
         "LUDOTHEQUE_BOT_BUDGET_MS",

@@ -1,0 +1,359 @@
+"""Finished matches, from the archive: ``/v1/matches`` (a search, page by
+page) and ``/v1/matches/export`` (every signed record of a search, as
+NDJSON). How the archive is searched: ``service.store.searches``."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from flask import Response, current_app
+from flask.views import MethodView
+from marshmallow import Schema, ValidationError, fields, validate
+
+from engines import GAMES
+from service.domain.problems import Problem
+from service.http.answers import PROBLEMS, json_response
+from service.http.arguments import Blueprint
+from service.http.contract import header_ref, problem_answer
+from service.http.schemas import RecordSeatSchema
+from service.http.streams import address as client_address
+from service.store import searches
+from service.store.archive import Archive
+
+log = logging.getLogger(__name__)
+
+NDJSON = "application/x-ndjson"
+PAGE_LIMIT = 100
+EXPORT_LIMIT = 1_000_000
+# Exports at once (LUDOTHEQUE_EXPORTS_PER_*): each holds a database connection (of
+# the pool's five, plus five overflow) for as long as the client reads.
+EXPORT_RETRY_AFTER_S = 10
+# A page of the first matches changes as matches end, a page further on only
+# when a match is archived late: a client or a shared cache may reuse it
+# this long.
+PAGE_CACHE_CONTROL = "public, max-age=5"
+EXPORT_CACHE_CONTROL = "no-store"
+
+
+class Cursor(fields.String):
+    """An opaque cursor (a page's ``next``), loaded as the key it names."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> tuple[int, str]:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            return searches.decode_cursor(text)
+        except ValueError:
+            raise ValidationError("not a cursor: pass a page's `next` as it is") from None
+
+
+BOT_KIND = validate.Regexp(r"^[a-z0-9_-]{1,64}$", error="a bot kind, e.g. random, greedy, mcts")
+
+
+class SearchQuerySchema(Schema):
+    game = fields.String(
+        validate=validate.OneOf(sorted(GAMES)),
+        metadata={"description": "only matches of this game"},
+    )
+    bot = fields.String(
+        validate=BOT_KIND,
+        metadata={
+            "description": "only matches in which a bot of this kind played a seat "
+            "(`random`, `greedy`, `mcts`, ...)"
+        },
+    )
+    since = fields.AwareDateTime(
+        format="iso",
+        metadata={"description": "only matches that ended at or after this time (RFC 3339)"},
+    )
+    until = fields.AwareDateTime(
+        format="iso",
+        metadata={"description": "only matches that ended before this time (RFC 3339)"},
+    )
+
+
+class MatchesQuerySchema(SearchQuerySchema):
+    cursor = Cursor(
+        validate=validate.Length(min=1, max=80),
+        metadata={"description": "the `next` of the previous page, as it is"},
+    )
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=PAGE_LIMIT))
+
+
+class ExportQuerySchema(SearchQuerySchema):
+    limit = fields.Integer(
+        validate=validate.Range(min=1, max=EXPORT_LIMIT),
+        metadata={"description": "at most this many records (absent: every one)"},
+    )
+
+
+class ArchivedLinksSchema(Schema):
+    match = fields.String(required=True, metadata={"description": "the match's URL path"})
+    record = fields.String(required=True, metadata={"description": "its signed record's"})
+
+
+class ArchivedMatchSchema(Schema):
+    """A finished match as the archive lists it: what a spectator saw at the end."""
+
+    id = fields.String(required=True)
+    game = fields.String(required=True)
+    created_at = fields.DateTime(required=True, metadata={"description": "RFC 3339, UTC"})
+    ended_at = fields.DateTime(required=True, metadata={"description": "RFC 3339, UTC"})
+    seats = fields.List(fields.Nested(RecordSeatSchema), required=True)
+    outcome = fields.Dict(
+        required=True,
+        metadata={
+            "description": "the outcome as the match's answer gave it at the end: the game's "
+            "outcome (`DekalOutcome`, ...) with the seed and salt revealed"
+        },
+    )
+    seeded = fields.Boolean(
+        required=True,
+        metadata={"description": "true when the creator chose the seed (practice)"},
+    )
+    links = fields.Nested(ArchivedLinksSchema, required=True)
+
+
+class MatchesPageSchema(Schema):
+    matches = fields.List(
+        fields.Nested(ArchivedMatchSchema),
+        required=True,
+        metadata={"description": "newest first (by end, then id)"},
+    )
+    next = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "pass it as ?cursor= for the next page; null at the end"},
+    )
+
+
+EXPORT_RESPONSE = {
+    "description": "NDJSON: one finished match's signed record per line (as "
+    "`GET /v1/games/G/matches/{id}/record` gives it: check one with `ludotheque verify`), "
+    "newest first. The answer is streamed: a client may stop reading at any time.",
+    "headers": {
+        "Cache-Control": header_ref("Cache-Control"),
+        "X-Accel-Buffering": header_ref("X-Accel-Buffering"),
+    },
+    "content": {NDJSON: {"schema": {"type": "string"}}},
+}
+MALFORMED = (
+    "422",
+    problem_answer(
+        "A query argument that is not one (invalid_request): a cursor that is not a page's "
+        "`next`, a time that is not RFC 3339 with its offset, a limit out of range, an "
+        "unknown game"
+    ),
+)
+TOO_MANY_REQUESTS = ("429", problem_answer(PROBLEMS[429].split(";")[0]))
+TOO_MANY_EXPORTS = (
+    "429",
+    problem_answer(
+        "Over a limit, with Retry-After: too_many_requests; too_many_exports: this address, "
+        "or this server process, has as many exports under way as it may"
+    ),
+)
+NO_ARCHIVE = (
+    "503",
+    problem_answer(
+        "No archive (archive_unavailable): this deployment keeps no database of finished "
+        "matches (Retry-After: 3600), or that database is unavailable (Retry-After: 1)"
+    ),
+)
+
+
+def archive() -> Archive:
+    """The app's archive; 503 ``archive_unavailable`` when it keeps none."""
+    found = current_app.extensions.get("ludotheque.archive")
+    if found is None:
+        raise Problem(
+            503,
+            "archive_unavailable",
+            "this deployment keeps no archive of finished matches (no database is "
+            "configured: LUDOTHEQUE_DATABASE_URL), so it cannot list or export them",
+            # every 503 says when to come back; a configuration changes in hours, if ever
+            headers={"Retry-After": "3600"},
+        )
+    return found
+
+
+def unavailable(error: Exception) -> Problem:
+    log.warning("archive unavailable: %s", error)
+    return Problem(
+        503,
+        "archive_unavailable",
+        "the archive's database is unavailable; retry later",
+        headers={"Retry-After": "1"},
+    )
+
+
+def search_of(query: dict[str, Any]) -> searches.Search:
+    return searches.Search(
+        game=query.get("game"),
+        bot=query.get("bot"),
+        since_ms=searches.ms_at(query.get("since")),
+        until_ms=searches.ms_at(query.get("until")),
+    )
+
+
+def rfc3339(ms: int) -> str:
+    moment = datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def item(row: sa.Row) -> dict[str, Any]:
+    """A page's entry: only what a spectator of the finished match saw."""
+    path = f"/v1/games/{row.game}/matches/{row.id}"
+    seats = [
+        {"seat": seat["seat"], "name": seat.get("name"), "bot": seat.get("bot")}
+        for seat in orjson.loads(row.seats)
+    ]
+    return {
+        "id": row.id,
+        "game": row.game,
+        "created_at": rfc3339(row.created_ms),
+        "ended_at": rfc3339(row.ended_ms),
+        "seats": seats,
+        "outcome": orjson.Fragment(row.outcome),  # as stored: written by the server
+        "seeded": bool(row.seeded),
+        "links": {"match": path, "record": f"{path}/record"},
+    }
+
+
+class Exports:
+    """Exports under way in this process, per client address: a slot is
+    taken before the answer starts, and given back when it ends, however
+    it ends (read to the end, or the client gone)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: Counter[str] = Counter()
+
+    def take(self, address: str, per_address: int, per_process: int) -> None:
+        with self.lock:
+            if self.running[address] >= per_address or self.running.total() >= per_process:
+                raise Problem(
+                    429,
+                    "too_many_exports",
+                    f"at most {per_address} export(s) at once per address and "
+                    f"{per_process} per server process: retry when one has ended",
+                    headers={"Retry-After": str(EXPORT_RETRY_AFTER_S)},
+                )
+            self.running[address] += 1
+
+    def give_back(self, address: str) -> None:
+        with self.lock:
+            self.running[address] -= 1
+            if self.running[address] <= 0:
+                del self.running[address]
+
+
+def ndjson(first: list[str], batches: Iterator[list[str]], done: Any) -> Iterator[bytes]:
+    """The records, one per line, a batch per write."""
+    try:
+        if first:
+            yield ("\n".join(first) + "\n").encode()
+        for batch in batches:
+            yield ("\n".join(batch) + "\n").encode()
+    except sa.exc.SQLAlchemyError:
+        # the answer has begun: all it can do now is stop short
+        log.exception("an export stopped: the archive's database failed")
+    finally:
+        done()
+
+
+def history_blueprint() -> Blueprint:
+    """``GET /v1/matches`` and ``GET /v1/matches/export``."""
+    blp = Blueprint(
+        "history", __name__, url_prefix="/v1", description="Finished matches: search, export"
+    )
+    exports = Exports()
+
+    def documented(*answers: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+        return {"responses": dict(answers)}
+
+    @blp.route("/matches")
+    class Matches(MethodView):
+        @blp.arguments(MatchesQuerySchema(), location="query")
+        @blp.response(
+            200, MatchesPageSchema, headers={"Cache-Control": header_ref("Cache-Control")}
+        )
+        @blp.doc(
+            operationId="list_matches", **documented(MALFORMED, TOO_MANY_REQUESTS, NO_ARCHIVE)
+        )
+        def get(self, query: dict[str, Any]) -> Response:
+            """Finished matches, newest first (by end, then id), page by page:
+            by game, by a bot kind that played, by when they ended (`since`
+            inclusive, `until` exclusive). Each page costs the same however
+            deep and however large the archive; `next` continues exactly
+            after the last match shown, whatever ends meanwhile. No token,
+            nothing a spectator could not see. Cacheable for 5 seconds."""
+            found = archive()
+            try:
+                rows, last = searches.page(
+                    found.engine, search_of(query), query["limit"], query.get("cursor")
+                )
+            except sa.exc.OperationalError as error:
+                raise unavailable(error) from None
+            body = {
+                "matches": [item(row) for row in rows],
+                "next": searches.encode_cursor(*last) if last else None,
+            }
+            return json_response(body, headers={"Cache-Control": PAGE_CACHE_CONTROL})
+
+    @blp.route("/matches/export")
+    class Export(MethodView):
+        @blp.arguments(ExportQuerySchema(), location="query")
+        @blp.doc(
+            operationId="export_matches",
+            **documented(("200", EXPORT_RESPONSE), MALFORMED, TOO_MANY_EXPORTS, NO_ARCHIVE),
+        )
+        def get(self, query: dict[str, Any]) -> Response:
+            """Every signed record of a search (the filters of `GET
+            /v1/matches`), newest first, one per line (NDJSON), streamed as
+            the database gives them. Costly: at most one export at once per
+            address and two per server process (429 `too_many_exports`, with
+            Retry-After)."""
+            found = archive()
+            config = current_app.config
+            address = client_address()
+            exports.take(
+                address,
+                config["EXPORTS_PER_ADDRESS"],
+                config["EXPORTS_PER_PROCESS"],
+            )
+            batches = searches.records(found.engine, search_of(query), query.get("limit"))
+            released = threading.Event()
+
+            def done() -> None:
+                """Give the connection and the slot back, once, whoever comes
+                first: the end of the records, or the server closing the answer
+                (a client gone, even before the first byte)."""
+                if not released.is_set():
+                    released.set()
+                    batches.close()
+                    exports.give_back(address)
+
+            try:
+                first = next(batches, [])  # a database that is down answers 503, not 200
+            except sa.exc.OperationalError as error:
+                done()
+                raise unavailable(error) from None
+            except BaseException:
+                done()
+                raise
+            response = Response(
+                ndjson(first, batches, done),
+                mimetype=NDJSON,
+                headers={"Cache-Control": EXPORT_CACHE_CONTROL, "X-Accel-Buffering": "no"},
+            )
+            response.call_on_close(done)
+            return response
+
+    return blp

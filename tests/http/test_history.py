@@ -1,0 +1,463 @@
+"""Finished matches from the archive, over HTTP (issue 35, points 3 and 4):
+``GET /v1/matches`` (search, page by page) and ``GET /v1/matches/export``
+(NDJSON of signed records), and ``ludotheque export``; on SQLite and on
+PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from service.cli import main
+from service.domain.signing import check, parse_public_key, sign
+from service.store.archive import Archive, Archived, match_bots, matches
+from service.store.database import migrate
+from service.store.searches import decode_cursor, encode_cursor
+from tests.support import databases
+from tests.support.client import ApiClient
+from tests.support.matches import create_match, play_out
+from tests.support.problems import assert_problem
+from tests.support.servers import LiveServer
+
+GAMES = ["dekal", "pacal", "gaudi", "ducale"]
+BOTS = ["random", "greedy", "mcts"]
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def archive_url(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[str]:
+    """A migrated database for the module, on SQLite then on PostgreSQL (a
+    database of its own on the tests' server, dropped after)."""
+    if request.param == "sqlite":
+        url = databases.sqlite_url(tmp_path_factory.mktemp("archive"))
+        migrate(url)
+        yield url
+        return
+    with databases.fresh_database(request.getfixturevalue("postgres_admin_url")) as url:
+        migrate(url)
+        yield url
+
+
+@pytest.fixture(scope="module")
+def server(redis_url: str, archive_url: str) -> Iterator[LiveServer]:
+    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": archive_url}) as live:
+        yield live
+
+
+@pytest.fixture
+def archive(server: LiveServer) -> Archive:
+    """The server's archive, emptied."""
+    found = server.app.extensions["ludotheque.archive"]
+    with found.engine.begin() as connection:
+        connection.execute(match_bots.delete())
+        connection.execute(matches.delete())
+    return found
+
+
+@pytest.fixture(scope="module")
+def record_key(server: LiveServer) -> Any:
+    return server.app.extensions["ludotheque.record_keys"].get()
+
+
+@pytest.fixture(scope="module")
+def public_key(server: LiveServer) -> str:
+    published = server.http.get(server.url("/v1/record-key")).json()
+    return published["public_key"]
+
+
+def archived(
+    n: int,
+    ended_ms: int,
+    key: Any,
+    game: str = "dekal",
+    bots: tuple[str, ...] = (),
+    seeded: bool = False,
+) -> Archived:
+    """A finished match as the archiver keeps it; its record is signed (the
+    replay of a made-up match would not verify, its signature does)."""
+    match_id = f"{n:032x}"
+    seats = [{"seat": 0, "name": "Ada", "bot": None}] + [
+        {"seat": i + 1, "name": None, "bot": bot} for i, bot in enumerate(bots)
+    ]
+    outcome = {"winners": [0], "seeded": seeded, "seed": n, "salt": "00" * 32}
+    record = sign({"format": "ludotheque-record/1", "id": match_id, "game": game}, key)
+    return Archived(
+        id=match_id,
+        game=game,
+        created_ms=ended_ms - 60_000,
+        ended_ms=ended_ms,
+        archived_ms=ended_ms + 5,
+        version=10,
+        seeded=seeded,
+        seats=seats,
+        outcome=outcome,
+        final={"id": match_id, "status": "finished"},
+        record=record,
+    )
+
+
+def newest_first(found: list[Archived]) -> list[Archived]:
+    return sorted(found, key=lambda a: (a.ended_ms, a.id), reverse=True)
+
+
+def rfc3339(ms: int) -> str:
+    moment = datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+@pytest.fixture
+def varied(archive: Archive, record_key: Any) -> list[Archived]:
+    """160 matches: every game, bot kinds alone, together or none, ends
+    spread over an hour with ties."""
+    rng = random.Random(35)
+    made = []
+    for n in range(160):
+        kinds = tuple(rng.sample(BOTS, rng.choice([0, 1, 1, 2])))
+        ended = T0 + rng.randrange(0, 3_600_000, 60_000)  # a minute apart at most: ties
+        made.append(archived(n + 1, ended, record_key, GAMES[n % 4], kinds, seeded=n % 7 == 0))
+    for match in made:
+        assert archive.put(match)
+    return made
+
+
+def listed(server: LiveServer, **query: Any) -> list[dict[str, Any]]:
+    """Every match of a search, following `next` to the end."""
+    found: list[dict[str, Any]] = []
+    cursor = None
+    for _ in range(1000):
+        params = {**query, **({"cursor": cursor} if cursor else {})}
+        answer = server.http.get(server.url("/v1/matches"), params=params)
+        assert answer.status_code == 200, answer.text
+        page = answer.json()
+        found += page["matches"]
+        cursor = page["next"]
+        if cursor is None:
+            return found
+    raise AssertionError("no end")
+
+
+def fits(match: Archived, game=None, bot=None, since=None, until=None) -> bool:
+    return (
+        (game is None or match.game == game)
+        and (bot is None or bot in match.bots())
+        and (since is None or match.ended_ms >= since)
+        and (until is None or match.ended_ms < until)
+    )
+
+
+def test_newest_first_with_ties_broken_by_id(server, archive, record_key):
+    made = [archived(n, T0 + 1000 * (n % 3), record_key) for n in range(1, 13)]
+    for match in random.Random(1).sample(made, len(made)):
+        archive.put(match)
+    answer = server.http.get(server.url("/v1/matches"))
+    assert answer.status_code == 200
+    assert answer.headers["Cache-Control"] == "public, max-age=5"
+    ids = [m["id"] for m in answer.json()["matches"]]
+    assert ids == [m.id for m in newest_first(made)]
+    assert answer.json()["next"] is None
+
+
+def test_an_entry_shows_what_a_spectator_saw_and_links_to_the_match(server, archive, record_key):
+    match = archived(7, T0 + 1234, record_key, "pacal", ("mcts",), seeded=True)
+    archive.put(match)
+    (entry,) = server.http.get(server.url("/v1/matches")).json()["matches"]
+    path = f"/v1/games/pacal/matches/{match.id}"
+    assert entry == {
+        "id": match.id,
+        "game": "pacal",
+        "created_at": "2025-12-31T23:59:01.234Z",
+        "ended_at": "2026-01-01T00:00:01.234Z",
+        "seats": [
+            {"seat": 0, "name": "Ada", "bot": None},
+            {"seat": 1, "name": None, "bot": "mcts"},
+        ],
+        "outcome": match.outcome,
+        "seeded": True,
+        "links": {"match": path, "record": f"{path}/record"},
+    }
+
+
+def test_a_seat_stored_with_more_than_a_spectator_sees_is_listed_without_it(
+    server, archive, record_key
+):
+    match = archived(8, T0, record_key)
+    match.seats[0]["token"] = "ldq_seat_secret"
+    archive.put(match)
+    text = server.http.get(server.url("/v1/matches")).text
+    assert "ldq_seat_secret" not in text and "token" not in text
+
+
+SINCE, UNTIL = T0 + 600_000, T0 + 2_400_000
+
+
+@pytest.mark.parametrize(
+    ("game", "bot", "window"),
+    [
+        *itertools.product([None, "gaudi"], [None, "greedy"], [False, True]),
+        ("dekal", "mcts", True),
+        (None, "random", False),
+        ("ducale", None, True),
+    ],
+)
+def test_every_filter_and_combination_lists_exactly_its_matches(server, varied, game, bot, window):
+    query: dict[str, Any] = {"limit": 7}
+    if game:
+        query["game"] = game
+    if bot:
+        query["bot"] = bot
+    since = until = None
+    if window:
+        since, until = SINCE, UNTIL
+        query |= {"since": rfc3339(SINCE), "until": rfc3339(UNTIL)}
+    expected = [m.id for m in newest_first(varied) if fits(m, game, bot, since, until)]
+    assert expected  # the data cover every case
+    assert [m["id"] for m in listed(server, **query)] == expected
+
+
+def test_since_is_inclusive_and_until_exclusive_to_the_millisecond(server, archive, record_key):
+    for n, ended in enumerate([T0 - 1, T0, T0 + 1, T0 + 999, T0 + 1000], start=1):
+        archive.put(archived(n, ended, record_key))
+    ids = lambda **q: [int(m["id"], 16) for m in listed(server, **q)]  # noqa: E731
+    assert ids(since="2026-01-01T00:00:00Z", until="2026-01-01T00:00:01Z") == [4, 3, 2]
+    # sub-millisecond times: since 0.0005 s starts after T0; until 0.9995 s keeps T0 + 999
+    assert ids(since="2026-01-01T00:00:00.0005Z", until="2026-01-01T00:00:00.9995Z") == [4, 3]
+    assert ids(since="2026-01-01T01:00:00+01:00", until="2026-01-01T00:00:00.001Z") == [2]
+
+
+def test_pages_chain_to_the_end_without_repeats_or_gaps_while_matches_end(
+    server, varied, archive, record_key
+):
+    expected = [m.id for m in newest_first(varied)]
+    seen: list[str] = []
+    cursor = None
+    newer = itertools.count(1000)
+    while True:
+        params = {"limit": 4, **({"cursor": cursor} if cursor else {})}
+        page = server.http.get(server.url("/v1/matches"), params=params).json()
+        seen += [m["id"] for m in page["matches"]]
+        # matches end meanwhile, newer than every page shown, some tied at the newest end
+        for _ in range(2):
+            archive.put(archived(next(newer), T0 + 3_600_000, record_key, "gaudi", ("random",)))
+        cursor = page["next"]
+        if cursor is None:
+            break
+        assert decode_cursor(cursor) == (
+            next(m.ended_ms for m in varied if m.id == seen[-1]),
+            seen[-1],
+        )
+    assert seen == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"cursor": "abc"},
+        {"cursor": "!!!!"},
+        {"cursor": encode_cursor(1, "x") + "="},
+        {"cursor": "bm90IGEgY3Vyc29y"},  # base64 of "not a cursor"
+        {"cursor": "MTIzOg"},  # "123:" (no id)
+        {"cursor": "x" * 500},
+        {"cursor": "LTE6YWJj"},  # "-1:abc"
+        {"since": "yesterday"},
+        {"since": "2026-01-01T00:00:00"},  # no offset
+        {"until": "2026-13-01T00:00:00Z"},
+        {"limit": 0},
+        {"limit": 101},
+        {"limit": "ten"},
+        {"game": "chess"},
+        {"bot": "Bad Bot"},
+    ],
+)
+def test_a_malformed_argument_is_a_422_problem(server, archive, query):
+    answer = server.http.get(server.url("/v1/matches"), params=query)
+    body = assert_problem(answer, 422, "invalid_request")
+    assert set(body["errors"]) == set(query)
+
+
+@pytest.mark.parametrize("query", [{"limit": 0}, {"limit": 1_000_001}, {"since": "now"}])
+def test_a_malformed_export_argument_is_a_422_problem(server, archive, query):
+    answer = server.http.get(server.url("/v1/matches/export"), params=query)
+    assert_problem(answer, 422, "invalid_request")
+
+
+def exported(server: LiveServer, **query: Any) -> bytes:
+    answer = server.http.get(server.url("/v1/matches/export"), params=query)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["Content-Type"] == "application/x-ndjson"
+    assert answer.headers["Cache-Control"] == "no-store"
+    return answer.content
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {},
+        {"game": "pacal"},
+        {"bot": "mcts", "limit": 5},
+        {"game": "dekal", "bot": "greedy"},
+        {"since": rfc3339(SINCE), "until": rfc3339(UNTIL), "bot": "random"},
+    ],
+)
+def test_the_export_is_exactly_the_filtered_signed_records_newest_first(
+    server, varied, public_key, query
+):
+    body = exported(server, **query)
+    window = {"since": SINCE, "until": UNTIL} if "since" in query else {}
+    expected = [
+        m for m in newest_first(varied) if fits(m, query.get("game"), query.get("bot"), **window)
+    ][: query.get("limit")]
+    assert body == b"".join(orjson.dumps(m.record) + b"\n" for m in expected)
+    lines = body.splitlines()
+    assert len(lines) == len(expected) > 0
+    for line in lines:
+        record = orjson.loads(line)
+        assert check(record, parse_public_key(public_key)) is None
+
+
+def test_an_empty_export_is_an_empty_answer(server, archive):
+    assert exported(server) == b""
+
+
+def test_the_export_pages_through_more_records_than_a_batch(server, archive, record_key):
+    made = [archived(n, T0 + n // 2, record_key, bots=("random",)) for n in range(1, 1202)]
+    with archive.engine.begin() as connection:  # faster than one put each
+        connection.execute(matches.insert(), [m.row() for m in made])
+        connection.execute(
+            match_bots.insert(),
+            [
+                {"match_id": m.id, "bot": "random", "game": "dekal", "ended_ms": m.ended_ms}
+                for m in made
+            ],
+        )
+    body = exported(server, bot="random")
+    assert body == b"".join(orjson.dumps(m.record) + b"\n" for m in newest_first(made))
+
+
+def run_cli(args: list[str]) -> Any:
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.mark.parametrize(
+    "query", [{}, {"game": "gaudi", "bot": "greedy"}, {"since": rfc3339(SINCE), "limit": 9}]
+)
+def test_the_cli_export_equals_the_http_export(server, varied, archive_url, tmp_path, query):
+    args = ["export", "--database-url", archive_url]
+    for name, value in query.items():
+        args += [f"--{name}", str(value)]
+    by_http = exported(server, **query)
+    assert run_cli(args).stdout_bytes == by_http
+    run_cli([*args, "--output", str(tmp_path / "out.ndjson")])
+    assert (tmp_path / "out.ndjson").read_bytes() == by_http
+
+
+def test_the_cli_export_shows_its_progress_on_stderr(server, varied, archive_url):
+    result = run_cli(["export", "--database-url", archive_url, "--progress", "--every", "50"])
+    assert result.stderr.splitlines() == [
+        *(f"{n} records" for n in range(50, 160, 50)),
+        "160 records: done",
+    ]
+    assert len(result.stdout_bytes.splitlines()) == 160
+
+
+@pytest.fixture(scope="module")
+def played(server: LiveServer) -> dict[str, Any]:
+    """A real match played to its end, and its signed record."""
+    api = ApiClient(server.base, server.http)
+    match_id, tokens = create_match(api, "dekal", 2)
+    end = play_out(api, "dekal", match_id, tokens, rng=3)
+    record = server.http.get(server.url(f"/v1/games/dekal/matches/{match_id}/record")).json()
+    return {"match": end, "record": record}
+
+
+def test_a_line_of_the_export_saved_to_a_file_is_a_record_verify_checks(
+    server, archive, played, public_key, archive_url, tmp_path
+):
+    record, end = played["record"], played["match"]
+    archive.put(
+        Archived(
+            id=record["id"],
+            game="dekal",
+            created_ms=T0,
+            ended_ms=T0 + 1,
+            archived_ms=T0 + 2,
+            version=end["version"],
+            seeded=False,
+            seats=record["seats"],
+            outcome=end["outcome"],
+            final=end,
+            record=record,
+        )
+    )
+    archive.put(archived(99, T0, server.app.extensions["ludotheque.record_keys"].get()))
+    for source in (
+        exported(server),
+        run_cli(["export", "--database-url", archive_url]).stdout_bytes,
+    ):
+        line = source.splitlines(keepends=True)[0]
+        path = tmp_path / "one.json"
+        path.write_bytes(line)
+        result = CliRunner().invoke(main, ["verify", "--key", public_key, str(path)])
+        assert result.exit_code == 0, result.output
+        assert result.output.startswith(f"ok: dekal match {record['id']}")
+
+
+def test_exports_at_once_are_bounded_per_address_and_per_process(
+    redis_url, archive_url, record_key
+):
+    with LiveServer(
+        {
+            "REDIS_URL": redis_url,
+            "DATABASE_URL": archive_url,
+            "EXPORTS_PER_ADDRESS": 1,
+            "EXPORTS_PER_PROCESS": 2,
+        }
+    ) as live:
+        client = live.app.test_client()
+
+        def export(address: str, **kwargs: Any) -> Any:
+            return client.get(
+                "/v1/matches/export", environ_base={"REMOTE_ADDR": address}, **kwargs
+            )
+
+        first = export("203.0.113.1", buffered=False)  # not read yet: under way
+        assert first.status_code == 200
+        again = export("203.0.113.1")
+        assert again.status_code == 429
+        assert again.json["code"] == "too_many_exports"
+        assert again.headers["Retry-After"] == "10"
+        other = export("203.0.113.2", buffered=False)
+        assert other.status_code == 200
+        third = export("203.0.113.3")
+        assert third.status_code == 429 and third.json["code"] == "too_many_exports"
+        first.close()  # a client gone before reading gives its slot back
+        assert export("203.0.113.1").status_code == 200
+        other.close()
+        assert export("203.0.113.3").status_code == 200
+
+
+def test_without_a_database_both_answer_503_archive_unavailable(redis_url):
+    with LiveServer({"REDIS_URL": redis_url}) as live:
+        assert live.app.extensions["ludotheque.archive"] is None
+        for path in ("/v1/matches", "/v1/matches/export"):
+            answer = live.http.get(live.url(path))
+            body = assert_problem(answer, 503, "archive_unavailable")
+            assert "keeps no archive" in body["detail"]
+            assert answer.headers["Retry-After"] == "3600"
+
+
+def test_a_database_down_answers_503_archive_unavailable(redis_url, tmp_path):
+    down = "postgresql://postgres@127.0.0.1:1/nothing"
+    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": down}) as live:
+        for path in ("/v1/matches", "/v1/matches/export"):
+            answer = live.http.get(live.url(path))
+            assert_problem(answer, 503, "archive_unavailable")
+            assert answer.headers["Retry-After"] == "1"
