@@ -128,5 +128,19 @@ def test_the_end_of_a_live_match_links_to_its_replay(new_page, server):
     link = outcome.get_by_role("link", name="Replay this match")
     assert link.get_attribute("href") == f"#replay/pacal/{match_id}"
     link.click()
-    page.locator(".step-text .counter").filter(has_text=re.compile(r"^Step 0 of \d+$")).wait_for()
+    counter = page.locator(".step-text .counter").filter(has_text=re.compile(r"^Step 0 of \d+$"))
+    counter.wait_for()
+    page.keyboard.press("End")  # the match ended with Ada's resignation
+    page.get_by_role("status").filter(has_text="Ada resigned.").wait_for()
     assert page.get_by_role("heading", name=re.compile("^Replay: Pacal")).is_visible()
+
+
+def test_a_match_not_over_says_so_and_links_to_its_table(new_page, server):
+    body = {"players": [{"name": "Ada"}, {}]}
+    created = requests.post(f"{server.base}/v1/games/dekal/matches", json=body, timeout=10).json()
+    page = new_page()
+    new_page.expected.append("status of 409")  # the refusal shown below
+    page.goto(f"{server.base}/play#replay/dekal/{created['id']}")
+    page.get_by_role("alert").filter(has_text="Refused (match_not_over)").wait_for()
+    page.get_by_role("link", name="watch it live").click()
+    page.get_by_text(re.compile(r"table \w+ · waiting")).wait_for()

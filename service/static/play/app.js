@@ -358,7 +358,9 @@ async function showReplay(game, id) {
     if (!module) throw new Error(`no game ${game}`);
     replay = await call("GET", `${matchPath(game, id)}/replay`);
   } catch (error) {
-    if (view === views) show(h("p", { role: "alert" }, problem(error)), back);
+    const live = error.problem?.code === "match_not_over" && h("p", {}, "Not over yet: ",
+      h("a", { href: `#match/${game}/${id}` }, "watch it live"), ".");
+    if (view === views) show(h("p", { role: "alert" }, problem(error)), live, back);
     return;
   }
   if (view !== views) return;
@@ -388,6 +390,10 @@ async function showReplay(game, id) {
     const said = at === 0 ? ["The deal: the table as everyone saw it at the start."]
       : step.events.map((event) => tell(module, event, name)).filter(Boolean);
     if (at > 0 && !said.length) said.push(`${name(step.seat)} played.`);
+    // a resignation or an abort: after this many actions, outside the rules
+    for (const end of replay.endings.filter((e) => e.after === at)) {
+      said.push(end.type === "resigned" ? `${name(end.seat)} resigned.` : `${name(end.seat)} called the match off.`);
+    }
     status.replaceChildren(h("p", { class: "counter" }, `Step ${at} of ${last}`),
       h("ul", { class: "said" }, said.map((text) => h("li", {}, text))));
     const board = module.draw(step.view, { seat: null, legal: [], act: () => {}, name, match: { seats }, redraw: () => {} });
