@@ -163,6 +163,19 @@ def endings(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
+def set_up(game: Any, options: dict[str, Any], n_seats: int, seed: int) -> dict[str, Any]:
+    """The state a record's match started from: its options and seed dealt
+    to its seats (the options are copied: the engine may keep them)."""
+    return game.setup(copy.deepcopy(options), n_seats, seed)
+
+
+def replay_action(game: Any, state: dict[str, Any], step: dict[str, Any]) -> list[dict[str, Any]]:
+    """Apply a record's ``step`` (seat and action) to ``state``; the public
+    events it caused, those a record shows (a seat's private ones apart)."""
+    events = game.apply(state, step["seat"], copy.deepcopy(step["action"]))
+    return [event for event in events if "to" not in event]
+
+
 def ended_outcome(
     game: Any, state: dict[str, Any], n_seats: int, ends: list[dict[str, Any]]
 ) -> dict[str, Any] | None:
@@ -214,7 +227,7 @@ def verify(record: dict[str, Any], public_key: bytes | None = None) -> list[str]
     # A record is untrusted input: whatever the engine raises on it is a
     # finding (an illegal move, a malformed action or options), not a crash.
     try:
-        state = game.setup(copy.deepcopy(options), len(seats), seed)
+        state = set_up(game, options, len(seats), seed)
     except Exception as refused:
         return [*problems, f"the options do not set up a match: {refused!r}"]
     resigned: list[int] = []
@@ -234,13 +247,13 @@ def verify(record: dict[str, Any], public_key: bytes | None = None) -> list[str]
             return [*problems, "the match went on after the ending the record shows"]
         try:
             step = actions[done]
-            seat, action, seen = step["seat"], copy.deepcopy(step["action"]), step["events"]
+            seat, seen = step["seat"], step["events"]
             if seat not in game.to_act(state):
                 return [*problems, f"action {done + 1}: seat {seat} was not to act"]
-            events = game.apply(state, seat, action)
+            events = replay_action(game, state, step)
         except Exception as refused:
             return [*problems, f"action {done + 1} does not replay: {refused!r}"]
-        if _plain([e for e in events if "to" not in e]) != _plain(seen):
+        if _plain(events) != _plain(seen):
             return [*problems, f"action {done + 1} does not cause the events the record shows"]
     replayed = ended_outcome(game, state, len(seats), ends)
     if replayed is None:

@@ -11,6 +11,7 @@ from flask import Response, current_app, request
 
 from service.domain.matches import Matches
 from service.domain.problems import Problem
+from service.domain.replays import Replays
 from service.http.bearer import bearer_token
 from service.http.caching import names_etag, request_header, viewer_etag
 from service.http.contract import OPTIONAL_TOKEN, header_ref
@@ -113,6 +114,15 @@ def following() -> Following:
 
 def record_keys() -> RecordKeys:
     return current_app.extensions["ludotheque.record_keys"]
+
+
+def replays() -> Replays:
+    """The app's cache of replays, made on its first use (an app that never
+    serves a replay holds none)."""
+    extensions = current_app.extensions
+    if (found := extensions.get("ludotheque.replays")) is None:
+        found = extensions.setdefault("ludotheque.replays", Replays(matches().record))
+    return found
 
 
 def etag(version: int, seat: int | None = None) -> str:

@@ -1,6 +1,6 @@
 """Each game's part of the contract, built from what its engine declares:
-its options, create-body, match, action, legal-actions, outcome and record
-schemas, registered as components named after the game."""
+its options, create-body, match, action, legal-actions, outcome, record
+and replay schemas, registered as components named after the game."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from service.http.schemas import (
     EndedEarlyOutcomeSchema,
     MatchSchema,
     RecordSchema,
+    ReplaySchema,
     RevealedSchema,
 )
 
@@ -174,6 +175,64 @@ def record_schema(game: Game) -> type[Schema]:
                 required=True,
                 metadata={"description": "what a spectator sees at the end"},
             ),
+        },
+    )
+
+
+@functools.cache
+def replay_schema(game: Game) -> type[Schema]:
+    """A finished ``game`` match step by step: each step's view is the game's
+    spectator view, each hand the game's view of one seat at the end."""
+    prefix = game.name.capitalize()
+    action = {"oneOf": [{"$ref": f"#/components/schemas/{prefix}Action"}, {"type": "null"}]}
+    step = type(
+        f"{prefix}ReplayStepSchema",
+        (Schema,),
+        {
+            "index": fields.Integer(
+                required=True, metadata={"description": "0: the start; k: after the k-th action"}
+            ),
+            "seat": fields.Integer(
+                allow_none=True,
+                required=True,
+                metadata={"description": "the seat that acted (null at step 0)"},
+            ),
+            "action": fields.Raw(
+                allow_none=True,
+                required=True,
+                metadata={"description": "the action, as the record has it (null at step 0)"}
+                | action,
+            ),
+            "events": fields.List(
+                fields.Dict(),
+                required=True,
+                metadata={"description": "the public events the action caused, as in the record"},
+            ),
+            "view": fields.Nested(
+                game.view_schema,
+                required=True,
+                metadata={"description": "what a spectator saw after this step"},
+            ),
+        },
+    )
+    return type(
+        f"{prefix}ReplaySchema",
+        (ReplaySchema,),
+        {
+            "steps": fields.List(
+                fields.Nested(step),
+                required=True,
+                metadata={"description": "the start, then one step per action of the record"},
+            ),
+            "hands": fields.List(
+                fields.Nested(game.view_schema),
+                required=True,
+                metadata={
+                    "description": "per seat, in seat order, what that seat saw at the end: "
+                    "every hand, revealed once the match is over"
+                },
+            ),
+            "outcome": outcome_field(game, required_value=True),
         },
     )
 

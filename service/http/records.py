@@ -1,5 +1,6 @@
 """Signed records: ``/v1/games/G/matches/{id}/record`` (a finished match's
-whole record) and ``/v1/record-key`` (the key that signs them)."""
+whole record), its replay for people (``.../replay``, step by step, from
+the record) and ``/v1/record-key`` (the key that signs records)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from flask import Response
 from flask.views import MethodView
 
 from service.domain import signing
-from service.http.answers import json_response, matches, problems, record_keys
+from service.http.answers import json_response, matches, problems, record_keys, replays
 from service.http.arguments import Blueprint
-from service.http.game_schemas import GameContract, record_schema
+from service.http.game_schemas import GameContract, record_schema, replay_schema
 from service.http.schemas import RecordKeySchema
 
 
@@ -30,6 +31,21 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             record = signing.sign(matches().record(game, match_id), record_keys().get())
             # A finished match never changes: its record may be cached by anyone.
             return json_response(record, headers={"Cache-Control": "public, max-age=86400"})
+
+    @blp.route("/matches/<match_id>/replay")
+    class Replay(MethodView):
+        @blp.response(200, replay_schema(game))
+        @blp.doc(operationId=f"{name}_match_replay", **problems(404, 409, 503))
+        def get(self, match_id: str) -> Response:
+            """A finished match step by step, for anyone, computed from its
+            record: step 0 is what a spectator saw at the start, then each
+            action with its seat, the public events it caused and what a
+            spectator saw after it; `hands` is what each seat saw at the end,
+            every hand revealed. The /play page shows it at
+            `/play#replay/{game}/{id}`. Before the end, 409 match_not_over."""
+            body = replays().encoded(game, match_id)
+            # A finished match never changes: its replay may be cached by anyone.
+            return json_response(body, headers={"Cache-Control": "public, max-age=86400"})
 
 
 def record_key_blueprint() -> Blueprint:

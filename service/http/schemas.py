@@ -223,6 +223,21 @@ class RecordSchema(Schema):
     signature = fields.Nested(RecordSignatureSchema, required=True)
 
 
+class ReplaySchema(Schema):
+    """A finished match step by step, from its record; each game sets
+    ``steps``, ``hands`` and ``outcome``."""
+
+    id = fields.String(required=True)
+    game = fields.String(required=True)
+    seats = fields.List(fields.Nested(RecordSeatSchema), required=True)
+    seeded = SEEDED
+    endings = fields.List(
+        fields.Nested(RecordEndingSchema),
+        required=True,
+        metadata={"description": "resignations and an abort, each after that many actions"},
+    )
+
+
 class MatchSchema(Schema):
     """A match as one caller may see it; each game sets ``options``, ``view``, ``outcome``."""
 

@@ -1,4 +1,5 @@
-// The page: a lobby (#), a seat to take (#join/G/ID/SEAT), a table (#match/G/ID).
+// The page: a lobby (#), a seat to take (#join/G/ID/SEAT), a table (#match/G/ID),
+// a finished match replayed step by step (#replay/G/ID; #replay=G/ID works too).
 import { call, checkDeal, follow, holdSeat, matchPath, seatsHeld } from "./api.js";
 import { h } from "./dom.js";
 import * as dekal from "./games/dekal.js";
@@ -9,7 +10,7 @@ import * as pacal from "./games/pacal.js";
 const GAMES = { dekal, pacal, gaudi, ducale };
 const PLAYERS = ["you", "random", "greedy", "mcts", "open"];
 const main = document.querySelector("main");
-let table = null; // the match on screen: { game, id, held, match, legal, log, stop }
+let table = null; // the match on screen: { game, id, held, match, legal, log, stop }, or a replay: { stop }
 let views = 0; // counts routes, so that a slow answer never draws over a newer view
 
 window.addEventListener("hashchange", route);
@@ -20,9 +21,10 @@ function route() {
   table?.stop();
   table = null;
   views += 1;
-  const [where, game, id, seat] = location.hash.slice(1).split("/");
+  const [where, game, id, seat] = location.hash.slice(1).replace(/^replay=/, "replay/").split("/");
   if (where === "match") openTable(game, id);
   else if (where === "join") showJoin(game, id, Number(seat));
+  else if (where === "replay") showReplay(game, id);
   else showLobby();
 }
 
@@ -107,8 +109,24 @@ async function showLobby() {
     h("label", {}, "Game ", gameSelect), h("label", {}, "Players ", countSelect),
     h("label", {}, "Your name ", name), seats, options,
     h("label", {}, listed, " List it in the lobby"),
-    h("button", { type: "submit" }, "Create"), message), tables);
+    h("button", { type: "submit" }, "Create"), message), tables, replayForm(games));
   drawSeats();
+}
+
+// Any finished match, from its id (or a link that holds it).
+function replayForm(games) {
+  const game = h("select", { id: "replay-game" }, games.map((g) => h("option", { value: g.name }, GAMES[g.name].title)));
+  const id = h("input", { id: "replay-id", required: true, autocomplete: "off", spellcheck: "false",
+    placeholder: "the match's id" });
+  const open = (event) => {
+    event.preventDefault();
+    const text = id.value.trim();
+    location.hash = `replay/${game.value}/${text.match(/[0-9a-f]{32}/)?.[0] ?? encodeURIComponent(text)}`;
+  };
+  return h("form", { onsubmit: open, "aria-labelledby": "replay-title" },
+    h("h2", { id: "replay-title" }, "Replay a match"),
+    h("label", {}, "Game ", game), h("label", {}, "Match id ", id),
+    h("button", { type: "submit" }, "Replay"));
 }
 
 // A field for each simple option of the game's JSON Schema (GET /v1/games); empty: the default.
@@ -297,15 +315,22 @@ function outcome(t) {
         : "The revealed seed does NOT match the commitment!";
     }).catch(() => { verdict.textContent = "The deal could not be checked in this browser."; });
   } else verdict.textContent = "No seed revealed for this match.";
-  const winners = o.winners.map((s) => nameOf(match, s)).join(" and ");
+  return h("section", { class: "outcome", "aria-label": "Outcome" }, results(o, (s) => nameOf(match, s)),
+    verdict, h("p", {}, h("a", { href: `#replay/${t.game}/${t.id}`, class: "button replay-link" }, "Replay this match"),
+      " ", h("a", { href: `${matchPath(t.game, t.id)}/record` }, "The match's record")));
+}
+
+// Who won, how it ended, the scores.
+function results(o, name) {
+  const winners = o.winners.map(name).join(" and ");
   // a game with no winner (Gaudí's children's game) reports what was built together
   const together = o.animals_completed !== undefined && !o.winners.length && !o.ended_by;
-  return h("section", { class: "outcome", "aria-label": "Outcome" },
+  return [
     h("h3", {}, winners ? `Over: ${winners} ${o.winners.length === 1 ? "wins" : "win"}` : "Over: no winner"),
     o.ended_by ? h("p", {}, `Ended by ${o.ended_by}.`) : null,
     together ? h("p", {}, `Together: ${o.animals_completed} animals completed, ${o.tiles_laid} tiles laid.`) : null,
-    o.scores && !together ? h("ul", {}, o.scores.map((score, s) => h("li", {}, `${nameOf(match, s)}: ${score}`))) : null,
-    verdict, h("a", { href: `${matchPath(t.game, t.id)}/record` }, "The match's record"));
+    o.scores && !together ? h("ul", {}, o.scores.map((score, s) => h("li", {}, `${name(s)}: ${score}`))) : null,
+  ];
 }
 
 function describe(match, event) {
@@ -317,6 +342,97 @@ function describe(match, event) {
     return `${k.replaceAll("_", " ")} ${text.length > 40 ? `${text.slice(0, 39)}…` : text}`;
   });
   return `${who}${type.replaceAll("_", " ")}${details.length ? ` (${details.join(", ")})` : ""}`;
+}
+
+// ---- A finished match, step by step (GET .../replay) ----
+
+const KEYS = { ArrowLeft: "previous", ArrowRight: "next", Home: "first", End: "last" };
+const LABELS = { first: ["« ", "First", ""], previous: ["‹ ", "Previous", ""], next: ["", "Next", " ›"], last: ["", "Last", " »"] };
+
+async function showReplay(game, id) {
+  const view = views;
+  const module = GAMES[game];
+  const back = h("a", { href: "#", class: "button" }, "Back to the lobby");
+  let replay;
+  try {
+    if (!module) throw new Error(`no game ${game}`);
+    replay = await call("GET", `${matchPath(game, id)}/replay`);
+  } catch (error) {
+    const live = error.problem?.code === "match_not_over" && h("p", {}, "Not over yet: ",
+      h("a", { href: `#match/${game}/${id}` }, "watch it live"), ".");
+    if (view === views) show(h("p", { role: "alert" }, problem(error)), live, back);
+    return;
+  }
+  if (view !== views) return;
+  const { steps, hands, seats } = replay;
+  const last = steps.length - 1;
+  const name = (s) => nameOf({ seats }, s);
+  let at = 0;
+  const stage = h("div", {});
+  const status = h("div", { role: "status", class: "step-text" });
+  const buttons = Object.fromEntries(["first", "previous", "next", "last"].map((move) => [move,
+    h("button", { type: "button", onclick: () => go(move), "aria-keyshortcuts": Object.keys(KEYS).find((k) => KEYS[k] === move) },
+      ...LABELS[move].map((text, i) => i === 1 ? text : h("span", { "aria-hidden": "true" }, text)))]));
+
+  function go(move) {
+    const to = { first: 0, previous: at - 1, next: at + 1, last }[move];
+    if (to < 0 || to > last || to === at) return;
+    at = to;
+    draw();
+  }
+
+  function draw() {
+    const step = steps[at];
+    // aria-disabled rather than disabled: the focused button keeps its focus at either end
+    for (const [move, button] of Object.entries(buttons)) {
+      button.setAttribute("aria-disabled", String(move === "first" || move === "previous" ? at === 0 : at === last));
+    }
+    const said = at === 0 ? ["The deal: the table as everyone saw it at the start."]
+      : step.events.map((event) => tell(module, event, name)).filter(Boolean);
+    if (at > 0 && !said.length) said.push(`${name(step.seat)} played.`);
+    // a resignation or an abort: after this many actions, outside the rules
+    for (const end of replay.endings.filter((e) => e.after === at)) {
+      said.push(end.type === "resigned" ? `${name(end.seat)} resigned.` : `${name(end.seat)} called the match off.`);
+    }
+    status.replaceChildren(h("p", { class: "counter" }, `Step ${at} of ${last}`),
+      h("ul", { class: "said" }, said.map((text) => h("li", {}, text))));
+    const board = module.draw(step.view, { seat: null, legal: [], act: () => {}, name, match: { seats }, redraw: () => {} });
+    stage.replaceChildren(
+      h("section", { class: "board", "aria-label": "Table" }, board),
+      at === last ? h("section", { class: "hands", "aria-labelledby": "hands-title" },
+        h("h3", { id: "hands-title" }, "Every hand, revealed"),
+        hands.map((seen, s) => module.hand(seen, s, name))) : null,
+      at === last ? h("section", { class: "outcome", "aria-label": "Outcome" }, results(replay.outcome, name)) : null);
+  }
+
+  const keys = (event) => {
+    const move = KEYS[event.key];
+    if (!move || event.altKey || event.ctrlKey || event.metaKey || event.target.closest("input, select, textarea")) return;
+    event.preventDefault();
+    go(move);
+  };
+  document.addEventListener("keydown", keys);
+  table = { stop: () => document.removeEventListener("keydown", keys) };
+  show(
+    h("h2", {}, `Replay: ${module.title} `, h("small", {}, `table ${id.slice(0, 8)}`)),
+    h("ul", { class: "players", "aria-label": "Players" }, seats.map((s) => h("li", {}, name(s.seat)))),
+    h("nav", { class: "replay-controls", "aria-label": "Steps" }, Object.values(buttons),
+      h("span", { class: "hint" }, " or the arrow keys, Home and End")),
+    status, stage,
+    h("p", { class: "controls" }, h("a", { href: `${matchPath(game, id)}/record` }, "The match's record"), " ", back));
+  draw();
+}
+
+// One public event in words: the game's own sentence, else the service's, else its type.
+function tell(module, event, name) {
+  const said = module.tell(event, name);
+  if (said) return said;
+  const who = Number.isInteger(event.seat) ? `${name(event.seat)} ` : "";
+  if (event.type === "match_over") {
+    const winners = (event.winners || []).map(name).join(" and ");
+    return winners ? `The match is over: ${winners} ${event.winners.length === 1 ? "wins" : "win"}.` : "The match is over.";
+  }
+  return `${who}${event.type.replaceAll("_", " ")}.`;
 }
 
 function tickClocks() {

@@ -60,3 +60,26 @@ function arrow(hole, r, c, mine, takes, act) {
   const line = side === "left" || side === "right" ? `row ${hole.row + 1}` : `column ${hole.col + 1}`;
   return h("button", { class: "arrow legal", onclick: () => act(take), "aria-label": `Push the ${picked} in from the ${side} of ${line}` }, ARROW[side]);
 }
+
+// ---- A replay: the public events in words, and a seat's grid at the end ----
+
+export function tell(event, name) {
+  const who = name(event.seat);
+  switch (event.type) {
+    case "chosen": return `${who} chose a face-down card to reveal.`;
+    case "revealed": return `Revealed: ${event.cards.map((c) => `${name(c.seat)}'s ${c.value}`).join(", ")}.`;
+    case "reserve_drawn": return `Drawn from the reserve: ${event.draws.map((d) => `${name(d.seat)} ${d.value}`).join(", ")}.`;
+    case "first_player": return `${who} plays first (${event.by.replaceAll("_", " ")}).`;
+    case "taken": return `${who} took the ${event.value} and pushed it in from the ${event.from}.`;
+    case "turn_started": return `Manche ${event.manche}, turn ${event.turn} begins.`;
+    case "manche_started": return `Manche ${event.manche} begins.`;
+    case "manche_scored": return `Manche ${event.manche} scored: ${event.scores.map((s, i) => `${name(i)} ${s}`).join(", ")}.`;
+    default: return null;
+  }
+}
+
+export function hand(view, seat, name) {
+  const player = view.players.find((p) => p.seat === seat);
+  return player ? h("div", { role: "group", "aria-label": `${name(seat)}'s hand` },
+    grid(player, false, [], [], () => {}, name, null)) : null;
+}

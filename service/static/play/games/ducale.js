@@ -89,3 +89,33 @@ export function draw(view, { legal, act, name, redraw }) {
     h("ul", { "aria-label": "Players" }, view.players.map((p) =>
       h("li", {}, `${name(p.seat)}: ${p.hand_size} cards, total ${p.total}${p.laid_down ? ", laid down" : ""}`))));
 }
+
+// ---- A replay: the public events in words, and a seat's hand at the end ----
+
+const cards = (list) => list.map((c) => c.as ? `joker as ${spoken(c.as)}` : spoken(c.card)).join(", ");
+
+export function tell(event, name) {
+  const who = name(event.seat);
+  switch (event.type) {
+    case "drew": return `${who} drew from the stock (${event.stock_size} left).`;
+    case "took_discard": return `${who} took the ${spoken(event.card)} from the discard pile.`;
+    case "discarded": return `${who} discarded the ${spoken(event.card)}.`;
+    case "melded": return `${who} melded ${event.melds.map((m) => `a ${m.kind} (${cards(m.cards)})`).join(" and ")}.`;
+    case "laid_off": return `${who} laid off ${cards(event.cards)} on meld ${event.meld + 1}.`;
+    case "joker_swapped": return `${who} put the ${spoken(event.card)} in the joker's place in meld ${event.meld + 1}.`;
+    case "went_out": return `${who} went out.`;
+    case "turn": return `${who}'s turn.`;
+    case "stock_rebuilt": return `The discard pile became the stock (${event.stock_size} cards).`;
+    case "stock_exhausted": return "The stock ran out: the round ends with nobody out.";
+    case "round_scored": return `Round ${event.round} scored: ${event.totals.map((t, i) => `${name(i)} ${t}`).join(", ")} in all.`;
+    case "round_started": return `Round ${event.round} begins; ${name(event.first_player)} plays first.`;
+    default: return null;
+  }
+}
+
+export function hand(view, seat, name) {
+  const held = view.hand || [];
+  return h("div", { class: "area", role: "group", "aria-label": `${name(seat)}'s hand` },
+    h("h4", {}, `${name(seat)}'s hand`),
+    h("div", { class: "row" }, held.length ? held.map((card) => face(card)) : h("span", {}, "no card left")));
+}

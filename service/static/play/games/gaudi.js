@@ -104,3 +104,32 @@ function board(view, pending, spots, lay) {
         h("polygon", { points: Object.values(C).map(([dx, dy]) => `${x + dx},${y + dy}`).join(" ") }));
     }));
 }
+
+// ---- A replay: the public events in words, and a seat's hand at the end ----
+
+export function tell(event, name) {
+  const who = name(event.seat);
+  switch (event.type) {
+    case "tile_placed": return `${who} laid ${event.tile} (${describeTile(event.tile)}) at ${event.q}, ${event.r}.`;
+    case "animal_completed": return `${who} completed a ${event.colour} ${event.animal}${
+      event.marker === null ? "" : `, marked by ${name(event.marker)}`}.`;
+    case "refill": return `${who} drew ${event.count} tile${event.count === 1 ? "" : "s"}.`;
+    case "exchange": return `${who} returned a tile to the pile and drew another.`;
+    case "pass": return `${who} passed.`;
+    case "end_turn": return `${who} ended the turn.`;
+    case "turn": return `Turn ${event.turn}: ${who} plays.`;
+    default: return null;
+  }
+}
+
+export function hand(view, seat, name) {
+  const player = view.players.find((p) => p.seat === seat);
+  const tiles = view.hand || [];
+  return h("div", { class: "area", role: "group", "aria-label": `${name(seat)}'s hand` },
+    h("h4", {}, `${name(seat)}'s hand`, player?.objectives
+      ? ` · objectives: ${player.objectives.animal}, ${player.objectives.colour}` : ""),
+    h("div", { class: "row" }, tiles.length ? tiles.map((tile) =>
+      h("span", { class: "tile", role: "img", "aria-label": `Tile ${tile}: ${describeTile(tile)}` },
+        h("svg", { viewBox: `${-W - 2} ${-R - 2} ${2 * W + 4} ${2 * R + 4}`, "aria-hidden": "true" }, hex(tile, 0, 0))))
+      : h("span", {}, "no tile left")));
+}

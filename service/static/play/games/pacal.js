@@ -67,3 +67,37 @@ function pyramid(player, mine, places, act, name, solitaire) {
           : h("span", { class: `card slot${top === undefined ? " hole" : ""}`, role: "img", "aria-label": label }, body);
       })))));
 }
+
+// ---- A replay: the public events in words, and a seat's hand at the end ----
+
+export function tell(event, name) {
+  const who = name(event.seat);
+  switch (event.type) {
+    case "offered": return `${who} offered ${event.cards.join(" and ")}.`;
+    case "chosen": return `${who} took the ${event.card}; the ${event.left} goes to the offerer.`;
+    case "placed": return `${who} placed the ${event.card} on slot ${event.slot + 1}${event.covered ? `, covering the ${event.covered}` : ""}.`;
+    case "stuck": return `${who}'s ${event.card} fits nowhere.`;
+    case "passed": return `${who} passed, keeping the last card.`;
+    case "set_aside": return `${who} set the ${event.card} aside.`;
+    case "next_offer": return `${who} offers next.`;
+    case "last_card": return "Last card: place it or pass.";
+    case "drawn": return `Drawn: the ${event.card} (${event.pile_size} left in the pile).`;
+    case "manche_dealt": return `Manche ${event.manche} dealt: foundations ${event.foundation_tops.join(" and ")}; ${name(event.starter)} starts.`;
+    case "manche_void": return `Manche ${event.manche} is void (${event.reason.replaceAll("_", " ")}).`;
+    case "manche_won": return `${who} won manche ${event.manche} (${event.reason.replaceAll("_", " ")}).`;
+    case "solitaire_lost": return `Solitaire lost, with ${event.filled} slots filled.`;
+    case "solitaire_completed": return `Solitaire completed: ${event.score} points.`;
+    default: return null;
+  }
+}
+
+export function hand(view, seat, name) {
+  const player = view.players.find((p) => p.seat === seat);
+  if (!player) return null;
+  const cards = player.hand || [];
+  return h("div", { class: "area", role: "group", "aria-label": `${name(seat)}'s hand` },
+    h("h4", {}, `${name(seat)}'s hand`),
+    h("div", { class: "row" }, cards.length
+      ? cards.map((card) => h("span", { class: "card", role: "img", "aria-label": `Hand card ${card}` }, String(card)))
+      : h("span", {}, "no card left")));
+}

@@ -1,0 +1,146 @@
+"""/play replays a finished match in Chromium: from a link or the lobby's
+form, step by step with the buttons and the keyboard, each step's public
+events in words, every hand at the end; and a live match's end links to it."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import requests
+
+# The fixtures server and new_page (on the conftest's browser) live in playkit.
+from tests.browser.playkit import (  # noqa: F401
+    new_page_fixture,
+    screenshot,
+    server_fixture,
+)
+from tests.support.waiting import wait_until
+
+# Short matches between bots (their names differ: "random bot", "greedy bot").
+BOTS = [{"bot": "random"}, {"bot": "greedy"}]
+OPTIONS = {
+    "dekal": {},
+    "pacal": {"manches_to_win": 1},
+    "gaudi": {"short_game": True},
+    "ducale": {"target_score": 1},
+}
+NOT_WORDS = re.compile(r"[{}]|undefined|\[object|NaN")
+
+
+def finished_bot_match(server, game: str) -> tuple[str, int]:
+    """A seeded match between two bots, played to its end: its id and how
+    many actions its record holds."""
+    body = {"players": BOTS, "options": OPTIONS[game], "seed": 35}
+    created = requests.post(f"{server.base}/v1/games/{game}/matches", json=body, timeout=10)
+    assert created.status_code == 201, created.text
+    match_id = created.json()["id"]
+    record = f"{server.base}/v1/games/{game}/matches/{match_id}/record"
+    answer = wait_until(lambda: (r := requests.get(record, timeout=10)).ok and r, timeout=60)
+    return match_id, len(answer.json()["actions"])
+
+
+def counter(page, step: int, last: int) -> None:
+    page.locator(".step-text .counter").filter(has_text=f"Step {step} of {last}").wait_for()
+
+
+def said(page) -> str:
+    text = page.get_by_role("status").inner_text()
+    assert not NOT_WORDS.search(text), text
+    return text
+
+
+def test_a_replay_steps_forwards_and_back_with_buttons_and_keys(new_page, server):
+    match_id, last = finished_bot_match(server, "dekal")
+    page = new_page()
+    page.goto(f"{server.base}/play#replay=dekal/{match_id}")
+    counter(page, 0, last)
+    assert "The deal" in said(page)
+    assert page.get_by_role("button", name="Previous").get_attribute("aria-disabled") == "true"
+    page.get_by_role("button", name="Next").click()
+    counter(page, 1, last)
+    assert re.search(r"(random|greedy) bot chose a face-down card", said(page)), said(page)
+    page.get_by_role("button", name="Next").click()
+    counter(page, 2, last)
+    page.get_by_role("button", name="Previous").click()
+    counter(page, 1, last)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    counter(page, 3, last)
+    page.keyboard.press("ArrowLeft")
+    counter(page, 2, last)
+    page.keyboard.press("End")
+    counter(page, last, last)
+    assert "The match is over" in said(page)
+    hands = page.get_by_role("region", name="Every hand, revealed")
+    for name in ("random bot", "greedy bot"):
+        assert hands.get_by_role("group", name=f"{name}'s hand").is_visible()
+    assert page.get_by_role("button", name="Next").get_attribute("aria-disabled") == "true"
+    page.get_by_role("button", name="Last").click(force=True)  # at the end: nothing moves
+    counter(page, last, last)
+    screenshot(page, "replay-dekal-end")
+    page.keyboard.press("Home")
+    counter(page, 0, last)
+    assert page.get_by_role("region", name="Every hand, revealed").count() == 0
+    page.get_by_role("button", name="Last").click()
+    counter(page, last, last)
+    page.get_by_role("button", name="First").click()
+    counter(page, 0, last)
+
+
+@pytest.mark.parametrize("game", ["pacal", "gaudi", "ducale"])
+def test_every_step_of_a_replay_is_told_in_words(new_page, server, game):
+    """Opened from the lobby's form; every step read out, forwards."""
+    match_id, last = finished_bot_match(server, game)
+    page = new_page()
+    page.goto(f"{server.base}/play")
+    form = page.get_by_role("form", name="Replay a match")
+    form.get_by_role("combobox", name="Game").select_option(game)
+    form.get_by_role("textbox", name="Match id").fill(f"  {match_id} ")
+    form.get_by_role("button", name="Replay").click()
+    counter(page, 0, last)
+    assert page.url.endswith(f"#replay/{game}/{match_id}")
+    next_button = page.get_by_role("button", name="Next")
+    next_button.focus()
+    for step in range(1, last + 1):
+        page.keyboard.press("ArrowRight")
+        counter(page, step, last)
+        assert said(page).count("\n") >= 1, f"step {step} says nothing"
+    hands = page.get_by_role("region", name="Every hand, revealed")
+    for name in ("random bot", "greedy bot"):
+        assert hands.get_by_role("group", name=f"{name}'s hand").is_visible()
+    assert page.evaluate("document.activeElement.textContent").startswith("Next")
+    screenshot(page, f"replay-{game}-end")
+
+
+def test_the_end_of_a_live_match_links_to_its_replay(new_page, server):
+    body = {"players": [{"name": "Ada"}, {"bot": "random"}]}
+    created = requests.post(f"{server.base}/v1/games/pacal/matches", json=body, timeout=10).json()
+    match_id, token = created["id"], created["seats"][0]["token"]
+    page = new_page()
+    page.goto(f"{server.base}/play")
+    held = json.dumps({"0": token})  # the seat this browser holds, as /play keeps it
+    page.evaluate(f"localStorage.setItem('ludotheque:{match_id}', '{held}')")
+    page.goto(f"{server.base}/play#match/pacal/{match_id}")
+    page.get_by_role("button", name="Resign").click()
+    outcome = page.get_by_role("region", name="Outcome")
+    link = outcome.get_by_role("link", name="Replay this match")
+    assert link.get_attribute("href") == f"#replay/pacal/{match_id}"
+    link.click()
+    counter = page.locator(".step-text .counter").filter(has_text=re.compile(r"^Step 0 of \d+$"))
+    counter.wait_for()
+    page.keyboard.press("End")  # the match ended with Ada's resignation
+    page.get_by_role("status").filter(has_text="Ada resigned.").wait_for()
+    assert page.get_by_role("heading", name=re.compile("^Replay: Pacal")).is_visible()
+
+
+def test_a_match_not_over_says_so_and_links_to_its_table(new_page, server):
+    body = {"players": [{"name": "Ada"}, {}]}
+    created = requests.post(f"{server.base}/v1/games/dekal/matches", json=body, timeout=10).json()
+    page = new_page()
+    new_page.expected.append("status of 409")  # the refusal shown below
+    page.goto(f"{server.base}/play#replay/dekal/{created['id']}")
+    page.get_by_role("alert").filter(has_text="Refused (match_not_over)").wait_for()
+    page.get_by_role("link", name="watch it live").click()
+    page.get_by_text(re.compile(r"table \w+ · waiting")).wait_for()
