@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 import sqlalchemy as sa
-from flask import Response, current_app
+from flask import Response, current_app, request
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate
 
@@ -30,6 +30,7 @@ from service.store.archive import Archive
 log = logging.getLogger(__name__)
 
 NDJSON = "application/x-ndjson"
+PLAIN = "text/plain"
 PAGE_LIMIT = 100
 EXPORT_LIMIT = 1_000_000
 # Exports at once (LUDOTHEQUE_EXPORTS_PER_*): each holds a database connection (of
@@ -136,12 +137,17 @@ class MatchesPageSchema(Schema):
 EXPORT_RESPONSE = {
     "description": "NDJSON: one finished match's signed record per line (as "
     "`GET /v1/games/G/matches/{id}/record` gives it: check one with `ludotheque verify`), "
-    "newest first. The answer is streamed: a client may stop reading at any time.",
+    "newest first. The answer is streamed: a client may stop reading at any time. The "
+    "same lines come as `text/plain` to a client that asks for it alone (`Accept`), as "
+    "client generators that know no NDJSON do.",
     "headers": {
         "Cache-Control": header_ref("Cache-Control"),
         "X-Accel-Buffering": header_ref("X-Accel-Buffering"),
     },
-    "content": {NDJSON: {"schema": {"type": "string"}}},
+    "content": {
+        NDJSON: {"schema": {"type": "string"}},
+        PLAIN: {"schema": {"type": "string"}},
+    },
 }
 MALFORMED = (
     "422",
@@ -350,7 +356,7 @@ def history_blueprint() -> Blueprint:
                 raise
             response = Response(
                 ndjson(first, batches, done),
-                mimetype=NDJSON,
+                mimetype=request.accept_mimetypes.best_match([NDJSON, PLAIN], NDJSON),
                 headers={"Cache-Control": EXPORT_CACHE_CONTROL, "X-Accel-Buffering": "no"},
             )
             response.call_on_close(done)
