@@ -1,6 +1,9 @@
 # syntax=docker/dockerfile:1
 # Ludothèque: the API (default command) and the worker (`worker`) in one image.
-# It embeds no Redis: REDIS_URL is required. Install and start steps live in
+# It embeds no Redis: REDIS_URL is required. It keeps no data of its own either:
+# the archive of finished matches is the PostgreSQL database of
+# LUDOTHEQUE_DATABASE_URL, whose schema `migrate` brings up to date (unset:
+# nothing is archived). Install and start steps live in
 # scripts/container.sh, which CI runs outside Docker (tests/deploy).
 
 FROM python:3.11-slim AS build

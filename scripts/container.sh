@@ -8,6 +8,8 @@
 #                                         to PREFIX/bin/container.sh
 #   container.sh start                    the API under gunicorn (REDIS_URL required)
 #   container.sh worker                   `ludotheque worker` (REDIS_URL required)
+#   container.sh migrate                  `ludotheque migrate`: the archive's schema
+#                                         (LUDOTHEQUE_DATABASE_URL required)
 #   container.sh healthcheck              exit 0 when GET /healthz answers 200
 #
 # Environment: PYTHON (the interpreter that creates the virtualenv, default
@@ -22,7 +24,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
-    echo "usage: $0 install PREFIX [SOURCE] | start | worker | healthcheck" >&2
+    echo "usage: $0 install PREFIX [SOURCE] | start | worker | migrate | healthcheck" >&2
     exit 2
 }
 
@@ -119,6 +121,13 @@ start)
 worker)
     require_redis_url
     exec "$(prefix)/bin/ludotheque" worker "$@"
+    ;;
+migrate)
+    if [ -z "${LUDOTHEQUE_DATABASE_URL:-}" ]; then
+        echo "container.sh: LUDOTHEQUE_DATABASE_URL is required (the database to migrate)" >&2
+        exit 64
+    fi
+    exec "$(prefix)/bin/ludotheque" migrate "$@"
     ;;
 healthcheck)
     healthcheck

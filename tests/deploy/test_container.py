@@ -261,11 +261,12 @@ def test_dockerignore_keeps_the_context_to_what_the_image_needs():
 # --- compose.yaml ------------------------------------------------------------
 
 
-def test_compose_runs_api_worker_and_redis():
+def test_compose_runs_api_worker_redis_and_the_archive():
     compose = yaml.safe_load((ROOT / "compose.yaml").read_text(encoding="utf-8"))
     services = compose["services"]
-    assert set(services) == {"api", "worker", "redis"}
+    assert set(services) == {"api", "worker", "redis", "postgres", "migrate"}
     api, worker, redis = services["api"], services["worker"], services["redis"]
+    postgres, migrate = services["postgres"], services["migrate"]
     for service in (api, worker):
         assert service["build"] == "."
         assert service["environment"]["REDIS_URL"].startswith("redis://redis:")
@@ -279,6 +280,22 @@ def test_compose_runs_api_worker_and_redis():
     volume = redis["volumes"][0].split(":")[0]
     assert volume in compose["volumes"]
     assert "healthcheck" in redis
+
+    # the archive: the API and the worker (which archives) share one database,
+    # whose schema `migrate` brings up to date before either starts
+    database = migrate["environment"]["LUDOTHEQUE_DATABASE_URL"]
+    assert database.startswith("postgresql://") and "@postgres:5432/" in database
+    for service in (api, worker):
+        assert service["environment"]["LUDOTHEQUE_DATABASE_URL"] == database
+        assert service["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert migrate["command"] == ["migrate"] and migrate["build"] == "."
+    assert migrate["image"] == api["image"]
+    assert migrate["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+    assert migrate["restart"] == "no" and migrate["read_only"] is True
+    assert "pg_isready" in postgres["healthcheck"]["test"]
+    assert "ports" not in postgres, "the database is reachable inside the stack only"
+    volume, path = postgres["volumes"][0].split(":")
+    assert volume in compose["volumes"] and path == "/var/lib/postgresql/data"
 
 
 def test_compose_and_dockerignore_yaml_pass_yamllint():
@@ -382,6 +399,31 @@ def test_image_serves_a_match_and_stops_cleanly_on_sigterm(image, redis_url, tmp
     assert "Traceback" not in output and "[ERROR]" not in output, output[-4000:]
     stopped = subprocess.run(image.healthcheck, env=env, timeout=30)
     assert stopped.returncode != 0, "the HEALTHCHECK fails once the server is gone"
+
+
+def test_image_migrates_the_archives_database(image, tmp_path):
+    """`migrate` (the Helm chart's Job, compose's one-off service) brings an
+    empty database to the newest revision from the installed virtualenv:
+    the migrations are part of the package. Without a database, it refuses."""
+    command = [*image.command[:-1], "migrate"]
+    url = f"sqlite:///{tmp_path / 'archive.db'}"
+    env = {**image.env, "LUDOTHEQUE_DATABASE_URL": url}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-4000:]
+    head = subprocess.run(
+        [
+            str(image.prefix / "bin" / "python"),
+            "-c",
+            "from service.store.database import head; print(head())",
+        ],
+        env=image.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert f"is at revision {head} (head {head})" in done.stdout
+    done = subprocess.run(command, env=image.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 64 and "LUDOTHEQUE_DATABASE_URL is required" in done.stderr
 
 
 def test_image_worker_runs_until_sigterm(image, redis_url, tmp_path):

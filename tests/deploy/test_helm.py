@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "ludotheque"
 KUBERNETES_VERSIONS = ["1.25.0", "1.33.0"]
 REDIS_URL = "redis://:s3cret@redis-master.data.svc:6379/0"
+DATABASE_URL = "postgresql://ludotheque:pg-s3cret@postgres.data.svc:5432/ludotheque"
 
 
 # --- A Go text/template subset, as Helm runs it ----------------------------
@@ -254,6 +255,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "trunc": sprig_trunc,
     "trimSuffix": lambda suffix, text: text.removesuffix(suffix),
     "contains": lambda part, text: part in text,
+    "hasPrefix": lambda prefix, text: to_string(text).startswith(prefix),
     "replace": lambda old, new, text: text.replace(old, new),
     "sha256sum": lambda text: hashlib.sha256(text.encode()).hexdigest(),
     "dict": sprig_dict,
@@ -677,6 +679,12 @@ CASES: dict[str, dict[str, Any]] = {
         "imagePullSecrets": [{"name": "registry"}],
         "config": {"REDIS_CLUSTER": "1"},
     },
+    "database-record-key": {
+        "redis": {"url": REDIS_URL},
+        "database": {"url": DATABASE_URL},
+        "recordKey": {"existingSecret": "ludo-record-key"},
+        "imagePullSecrets": [{"name": "registry"}],
+    },
     "no-worker-no-budgets": {
         "redis": {"url": REDIS_URL},
         "worker": {"enabled": False, "autoscaling": {"enabled": True}},
@@ -819,25 +827,179 @@ def test_redis_url_comes_from_the_chart_secret_or_the_existing_one(chart):
         assert "checksum/secret" not in template["metadata"]["annotations"]
 
 
-def test_the_record_key_is_a_secret_mounted_read_only_into_the_api(chart):
+def test_the_record_key_is_a_secret_mounted_read_only_into_the_api_and_the_worker(chart):
+    """The workers sign the records they archive: with the key the API
+    publishes at GET /v1/record-key, so mounted the same way in both."""
     values = {**CASES["defaults"], "recordKey": {"existingSecret": "ludo-record-key"}}
     specs = pod_specs(render(chart, values))
-    api = next(t for name, t in specs.items() if name.endswith("-api"))
-    (container,) = api["spec"]["containers"]
-    env = {e["name"]: e.get("value") for e in container["env"]}
-    assert env["LUDOTHEQUE_RECORD_KEY_FILE"] == "/etc/ludotheque/record-key/record-key.pem"
-    (mount,) = [m for m in container["volumeMounts"] if m["name"] == "record-key"]
-    assert mount == {
-        "name": "record-key",
-        "mountPath": "/etc/ludotheque/record-key",
-        "readOnly": True,
-    }
-    (volume,) = [v for v in api["spec"]["volumes"] if v["name"] == "record-key"]
-    assert volume["secret"]["secretName"] == "ludo-record-key"
-    # without it, no key file: the API keeps one in Redis (docs/configuration.md)
+    assert set(specs) == {"games-ludotheque-api", "games-ludotheque-worker"}
+    for template in specs.values():
+        (container,) = template["spec"]["containers"]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env["LUDOTHEQUE_RECORD_KEY_FILE"] == "/etc/ludotheque/record-key/record-key.pem"
+        (mount,) = [m for m in container["volumeMounts"] if m["name"] == "record-key"]
+        assert mount == {
+            "name": "record-key",
+            "mountPath": "/etc/ludotheque/record-key",
+            "readOnly": True,
+        }
+        (volume,) = [v for v in template["spec"]["volumes"] if v["name"] == "record-key"]
+        assert volume["secret"] == {"secretName": "ludo-record-key", "defaultMode": 0o400}
+    # without it, no key file: the processes keep one in Redis (docs/configuration.md)
     for template in pod_specs(render(chart, CASES["defaults"])).values():
         (container,) = template["spec"]["containers"]
         assert "LUDOTHEQUE_RECORD_KEY_FILE" not in {e["name"] for e in container["env"]}
+        assert "record-key" not in {v["name"] for v in template["spec"]["volumes"]}
+
+
+# --- The archive's database ---------------------------------------------------
+
+
+def env_of(container: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["name"]: e for e in container.get("env", [])}
+
+
+def hooks(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [o for o in objects if "helm.sh/hook" in o["metadata"].get("annotations", {})]
+
+
+def test_the_database_url_is_in_a_secret_and_reaches_the_api_and_the_worker(chart):
+    objects = render(chart, CASES["database-record-key"])
+    secret = by_kind(objects, "Secret")["games-ludotheque"]
+    assert secret["stringData"] == {
+        "REDIS_URL": REDIS_URL,
+        "LUDOTHEQUE_DATABASE_URL": DATABASE_URL,
+    }
+    assert (
+        "checksum/secret" in pod_specs(objects)["games-ludotheque-api"]["metadata"]["annotations"]
+    )
+    # the password is in Secrets only: not the ConfigMap, a pod or the Job
+    for manifest in objects:
+        if manifest["kind"] != "Secret":
+            assert "pg-s3cret" not in json.dumps(manifest), manifest["kind"]
+    assert not any("DATABASE" in name for name in config_map(objects))
+    specs = pod_specs(objects)
+    assert set(specs) == {"games-ludotheque-api", "games-ludotheque-worker"}
+    for template in specs.values():
+        (container,) = template["spec"]["containers"]
+        assert env_of(container)["LUDOTHEQUE_DATABASE_URL"]["valueFrom"] == {
+            "secretKeyRef": {"name": "games-ludotheque", "key": "LUDOTHEQUE_DATABASE_URL"}
+        }
+
+    # a Secret of one's own: the chart stores no URL of the database
+    values = {
+        **CASES["database-record-key"],
+        "database": {"existingSecret": "ludo-db", "existingSecretKey": "url"},
+    }
+    objects = render(chart, values)
+    assert by_kind(objects, "Secret")["games-ludotheque"]["stringData"] == {"REDIS_URL": REDIS_URL}
+    for template in pod_specs(objects).values():
+        (container,) = template["spec"]["containers"]
+        assert env_of(container)["LUDOTHEQUE_DATABASE_URL"]["valueFrom"] == {
+            "secretKeyRef": {"name": "ludo-db", "key": "url"}
+        }
+    # both URLs in Secrets of one's own: the chart creates no Secret at all
+    both = {**values, "redis": {"existingSecret": "ludotheque-redis"}}
+    assert set(by_kind(render(chart, both), "Secret")) == set()
+
+
+def test_a_database_url_is_refused_in_the_configmap_and_sqlite_refused(chart):
+    in_config = {**CASES["defaults"], "config": {"LUDOTHEQUE_DATABASE_URL": DATABASE_URL}}
+    with pytest.raises(TemplateError, match=r"database\.url or database\.existingSecret"):
+        chart.render(in_config)
+    sqlite = {**CASES["defaults"], "database": {"url": "sqlite:////data/ludotheque.db"}}
+    with pytest.raises(TemplateError, match="PostgreSQL"):
+        chart.render(sqlite)
+
+
+def test_with_a_database_a_hook_job_runs_ludotheque_migrate_before_the_deployments(chart):
+    objects = render(chart, CASES["database-record-key"])
+    (job,) = by_kind(objects, "Job").values()
+    annotations = job["metadata"]["annotations"]
+    assert annotations["helm.sh/hook"] == "pre-install,pre-upgrade"
+    assert set(annotations["helm.sh/hook-delete-policy"].split(",")) == {
+        "before-hook-creation",
+        "hook-succeeded",
+    }
+    # hooks run before the release's other objects (the Deployments), by weight
+    assert [o["kind"] for o in sorted(hooks(objects), key=hook_weight)] == ["Secret", "Job"]
+    assert {o["kind"] for o in objects if o not in hooks(objects)} >= {"Deployment", "Secret"}
+    spec = job["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    api = pod_specs(objects)["games-ludotheque-api"]["spec"]
+    assert container["image"] == api["containers"][0]["image"], "the release's image"
+    assert container["args"] == ["migrate"]
+    assert spec["restartPolicy"] == "Never" and job["spec"]["backoffLimit"] >= 1
+    assert spec["imagePullSecrets"] == [{"name": "registry"}]
+    assert spec["securityContext"] == api["securityContext"]
+    assert container["securityContext"] == api["containers"][0]["securityContext"]
+    assert spec["automountServiceAccountToken"] is False
+    assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"]
+    assert container["resources"]["requests"] and container["resources"]["limits"]
+    # a pre-install hook runs before the chart's Secret exists: a hook Secret of its own
+    reference = env_of(container)["LUDOTHEQUE_DATABASE_URL"]["valueFrom"]["secretKeyRef"]
+    own = by_kind(hooks(objects), "Secret")[reference["name"]]
+    assert own["stringData"][reference["key"]] == DATABASE_URL
+    assert set(env_of(container)) == {"LUDOTHEQUE_DATABASE_URL"}, "it needs no Redis"
+
+    values = {**CASES["database-record-key"], "database": {"existingSecret": "ludo-db"}}
+    objects = render(chart, values)
+    (job,) = by_kind(objects, "Job").values()
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert env_of(container)["LUDOTHEQUE_DATABASE_URL"]["valueFrom"]["secretKeyRef"] == {
+        "name": "ludo-db",
+        "key": "LUDOTHEQUE_DATABASE_URL",
+    }
+    assert [o["kind"] for o in hooks(objects)] == ["Job"], "no Secret of the chart's for it"
+
+    off = {**CASES["database-record-key"], "database": {"migrations": {"enabled": False}}}
+    objects = render(chart, {**off, "database": {**off["database"], "url": DATABASE_URL}})
+    assert not hooks(objects), "database.migrations.enabled: false, the operator migrates"
+    for template in pod_specs(objects).values():
+        assert "LUDOTHEQUE_DATABASE_URL" in env_of(template["spec"]["containers"][0])
+
+
+def hook_weight(manifest: dict[str, Any]) -> int:
+    return int(manifest["metadata"]["annotations"].get("helm.sh/hook-weight", "0"))
+
+
+def test_the_jobs_arguments_run_ludotheque_migrate_through_the_images_entrypoint(tmp_path):
+    """The image's ENTRYPOINT is scripts/container.sh (tests/deploy/test_container.py):
+    `migrate` there is `ludotheque migrate`, which brings an empty database to
+    the newest revision."""
+    import sys
+
+    from service.store.database import current, engine_for, head
+
+    url = f"sqlite:///{tmp_path / 'archive.db'}"
+    env = {**os.environ, "LUDOTHEQUE_PREFIX": sys.prefix, "LUDOTHEQUE_DATABASE_URL": url}
+    env["PYTHONPATH"] = str(ROOT)
+    script = ROOT / "scripts" / "container.sh"
+    done = subprocess.run(["sh", str(script), "migrate"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    engine = engine_for(url)
+    try:
+        assert current(engine) == head()
+    finally:
+        engine.dispose()
+    del env["LUDOTHEQUE_DATABASE_URL"]
+    done = subprocess.run(["sh", str(script), "migrate"], env=env, capture_output=True, text=True)
+    assert done.returncode == 64 and "LUDOTHEQUE_DATABASE_URL is required" in done.stderr
+
+
+def test_without_a_database_nothing_is_archived_no_job_no_variable(chart):
+    for case in ("defaults", "existing-secret-ingress-fixed-replicas", "no-worker-no-budgets"):
+        objects = render(chart, CASES[case])
+        assert not by_kind(objects, "Job") and not hooks(objects), case
+        for secret in by_kind(objects, "Secret").values():
+            assert "LUDOTHEQUE_DATABASE_URL" not in secret["stringData"]
+        for template in pod_specs(objects).values():
+            (container,) = template["spec"]["containers"]
+            assert "LUDOTHEQUE_DATABASE_URL" not in env_of(container), case
+    notes = chart.render(CASES["defaults"])["ludotheque/templates/NOTES.txt"]
+    assert "nothing\nis archived" in notes and "archive_unavailable" in notes
+    notes = chart.render(CASES["database-record-key"])["ludotheque/templates/NOTES.txt"]
+    assert "archived in PostgreSQL" in notes and "nothing" not in notes
 
 
 def test_configuration_reaches_both_containers_through_the_configmap(chart):
@@ -972,7 +1134,7 @@ def test_notes_render(chart):
 
 
 # Maps passed through as they are: documented as a whole, not key by key.
-FREE_FORM = {"config", "api.resources", "worker.resources"}
+FREE_FORM = {"config", "api.resources", "worker.resources", "database.migrations.resources"}
 
 
 def leaf_paths(values: Any, prefix: str = "") -> Iterator[str]:
@@ -1155,6 +1317,8 @@ def test_helm_renders_exactly_what_the_interpreter_renders(name, chart, tmp_path
     python = os.environ.get("HELM_SDKPY_PYTHON")
     if not python:
         pytest.skip("HELM_SDKPY_PYTHON is not set: no Helm here")
+    if hooks(render(chart, CASES[name])):
+        pytest.skip("the fake API server cannot run a hook's Job to its end")
     handler = type("Handler", (FakeKubernetes,), {"created": []})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

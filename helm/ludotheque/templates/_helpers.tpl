@@ -48,7 +48,34 @@ REDIS_URL
 {{- end -}}
 {{- end -}}
 
-{{/* The environment both containers share: REDIS_URL from the Secret, the rest from the ConfigMap. */}}
+{{/* "true" when an archive database is configured (its URL, or a Secret holding it), else "". */}}
+{{- define "ludotheque.database" -}}
+{{- if or .Values.database.url .Values.database.existingSecret -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{- define "ludotheque.databaseSecretName" -}}
+{{- default (include "ludotheque.fullname" .) .Values.database.existingSecret -}}
+{{- end -}}
+
+{{- define "ludotheque.databaseSecretKey" -}}
+{{- if .Values.database.existingSecret -}}
+{{- .Values.database.existingSecretKey -}}
+{{- else -}}
+LUDOTHEQUE_DATABASE_URL
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the chart creates its Secret: a URL (Redis's or the database's) to keep. */}}
+{{- define "ludotheque.chartSecret" -}}
+{{- if or (not .Values.redis.existingSecret) (and .Values.database.url (not .Values.database.existingSecret)) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The environment both containers share: the URLs from Secrets, the record
+key's file when there is one, the rest from the ConfigMap. */}}
 {{- define "ludotheque.env" -}}
 envFrom:
   - configMapRef:
@@ -59,6 +86,17 @@ env:
       secretKeyRef:
         name: {{ include "ludotheque.redisSecretName" . }}
         key: {{ include "ludotheque.redisSecretKey" . }}
+  {{- if include "ludotheque.database" . }}
+  - name: LUDOTHEQUE_DATABASE_URL
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "ludotheque.databaseSecretName" . }}
+        key: {{ include "ludotheque.databaseSecretKey" . }}
+  {{- end }}
+  {{- if .Values.recordKey.existingSecret }}
+  - name: LUDOTHEQUE_RECORD_KEY_FILE
+    value: /etc/ludotheque/record-key/{{ .Values.recordKey.existingSecretKey }}
+  {{- end }}
 {{- end -}}
 
 {{/* Pod-level security: the image's non-root user, default seccomp profile. */}}
@@ -86,7 +124,7 @@ capabilities:
 {{/* Rolls the pods when the configuration they read changes. */}}
 {{- define "ludotheque.configChecksums" -}}
 checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
-{{- if not .Values.redis.existingSecret }}
+{{- if include "ludotheque.chartSecret" . }}
 checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
 {{- end }}
 {{- end -}}
