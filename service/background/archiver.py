@@ -150,6 +150,8 @@ class Archiver:
             try:
                 due = self.run_once()
                 outage.over()
+            except SQLAlchemyError as error:  # the database, once the match was taken
+                due = time.time() + self.database.next_wait(error)  # its lease runs out
             except Exception as error:
                 if is_store_trouble(error):
                     self.stopping.wait(outage.next_wait(error))

@@ -97,6 +97,9 @@ class ExportQuerySchema(SearchQuerySchema):
 class ArchivedLinksSchema(Schema):
     match = fields.String(required=True, metadata={"description": "the match's URL path"})
     record = fields.String(required=True, metadata={"description": "its signed record's"})
+    replay = fields.String(
+        required=True, metadata={"description": "its replay's, step by step (`/play#replay/G/ID`)"}
+    )
 
 
 class ArchivedMatchSchema(Schema):
@@ -228,7 +231,7 @@ def item(row: sa.Row) -> dict[str, Any]:
         "seats": seats,
         "outcome": orjson.Fragment(row.outcome),  # as stored: written by the server
         "seeded": bool(row.seeded),
-        "links": {"match": path, "record": f"{path}/record"},
+        "links": {"match": path, "record": f"{path}/record", "replay": f"{path}/replay"},
     }
 
 

@@ -22,8 +22,6 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 log = logging.getLogger(__name__)
-# Alembic says which of its plugins it set up, at every start of every process
-logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 # SQLite: how long a writer waits for another's lock before failing

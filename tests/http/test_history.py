@@ -180,7 +180,7 @@ def test_an_entry_shows_what_a_spectator_saw_and_links_to_the_match(server, arch
         ],
         "outcome": match.outcome,
         "seeded": True,
-        "links": {"match": path, "record": f"{path}/record"},
+        "links": {"match": path, "record": f"{path}/record", "replay": f"{path}/replay"},
     }
 
 
