@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import datetime
 import logging
+import re
 import threading
-from collections import Counter
-from collections.abc import Iterator
+import time
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -19,12 +21,14 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 from engines import GAMES
 from service.domain.problems import Problem
-from service.http.answers import PROBLEMS, json_response
+from service.http.answers import PROBLEMS, json_response, matches
 from service.http.arguments import Blueprint
 from service.http.contract import header_ref, problem_answer
 from service.http.schemas import RecordSeatSchema
 from service.http.streams import address as client_address
+from service.http.streams import answer as stream_answer
 from service.store import searches
+from service.store.allowances import hold, holder_key, release, renew
 from service.store.archive import Archive
 
 log = logging.getLogger(__name__)
@@ -36,6 +40,9 @@ EXPORT_LIMIT = 1_000_000
 # Exports at once (LUDOTHEQUE_EXPORTS_PER_*): each holds a database connection (of
 # the pool's five, plus five overflow) for as long as the client reads.
 EXPORT_RETRY_AFTER_S = 10
+# An export's slot per address is a lease in Redis, renewed while it runs:
+# a process that died holding one frees it this long after.
+EXPORT_LEASE_S = 60
 # A page of the first matches changes as matches end, a page further on only
 # when a match is archived late: a client or a shared cache may reuse it
 # this long.
@@ -57,6 +64,31 @@ class Cursor(fields.String):
 BOT_KIND = validate.Regexp(r"^[a-z0-9_-]{1,64}$", error="a bot kind, e.g. random, greedy, mcts")
 
 
+# RFC 3339's date-time (section 5.6), nothing else that ISO 8601 or Python allows
+RFC3339 = re.compile(
+    r"(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2})(\.\d{1,18})?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
+)
+
+
+class Rfc3339(fields.AwareDateTime):
+    """An RFC 3339 date-time with its offset (``2026-11-28T09:30:00Z``,
+    ``...T10:30:00.250+01:00``), and only that."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> datetime.datetime:
+        found = RFC3339.fullmatch(value) if isinstance(value, str) else None
+        if found is None:
+            raise ValidationError("not an RFC 3339 date-time, such as 2026-11-28T09:30:00Z")
+        moment, fraction, offset = found.groups()
+        # Python reads microseconds at most; a finer part counts as one more
+        # microsecond, so that a millisecond rounds up as it should
+        fraction = fraction or ""
+        text = moment.upper() + fraction[:7] + offset.upper()
+        read = super()._deserialize(text, attr, data, **kwargs)
+        if fraction[7:].strip("0"):
+            read += datetime.timedelta(microseconds=1)
+        return read
+
+
 class SearchQuerySchema(Schema):
     game = fields.String(
         validate=validate.OneOf(sorted(GAMES)),
@@ -69,11 +101,11 @@ class SearchQuerySchema(Schema):
             "(`random`, `greedy`, `mcts`, ...)"
         },
     )
-    since = fields.AwareDateTime(
+    since = Rfc3339(
         format="iso",
         metadata={"description": "only matches that ended at or after this time (RFC 3339)"},
     )
-    until = fields.AwareDateTime(
+    until = Rfc3339(
         format="iso",
         metadata={"description": "only matches that ended before this time (RFC 3339)"},
     )
@@ -236,45 +268,86 @@ def item(row: sa.Row) -> dict[str, Any]:
 
 
 class Exports:
-    """Exports under way in this process, per client address: a slot is
-    taken before the answer starts, and given back when it ends, however
-    it ends (read to the end, or the client gone)."""
+    """Exports under way: per client address across every process (a lease
+    in Redis, ``service.store.allowances``, renewed while the export runs),
+    and in this process whoever asks. A slot is taken before the answer
+    starts and given back when it ends, however it ends (read to the end,
+    the client gone, or stalled: ``LUDOTHEQUE_EXPORT_STALL_S``)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.running: Counter[str] = Counter()
+        self.running = 0
 
-    def take(self, address: str, per_address: int, per_process: int) -> None:
+    def take(self, address: str, per_address: int, per_process: int) -> Callable[[], None]:
+        """The export's slots, or 429 ``too_many_exports``; returns what
+        renews them (call it as the export goes on)."""
+        key, member = holder_key("exports", address), uuid.uuid4().hex
+        store = matches().store.client  # the answer's stream runs out of the app's context
         with self.lock:
-            if self.running[address] >= per_address or self.running.total() >= per_process:
-                raise Problem(
-                    429,
-                    "too_many_exports",
-                    f"at most {per_address} export(s) at once per address and "
-                    f"{per_process} per server process: retry when one has ended",
-                    headers={"Retry-After": str(EXPORT_RETRY_AFTER_S)},
-                )
-            self.running[address] += 1
+            if self.running >= per_process:
+                raise too_many_exports(per_address, per_process)
+            self.running += 1
+        try:
+            (held,) = hold(store, [(key, per_address)], member, EXPORT_LEASE_S)
+        except BaseException:
+            self.give_back()
+            raise
+        if not held:
+            self.give_back()
+            raise too_many_exports(per_address, per_process)
+        renewed = [time.monotonic()]
 
-    def give_back(self, address: str) -> None:
+        def renewing(done: bool = False) -> None:
+            if done:
+                release(store, [key], member)
+            elif time.monotonic() - renewed[0] > EXPORT_LEASE_S / 3:
+                renewed[0] = time.monotonic()
+                renew(store, [key], member, EXPORT_LEASE_S)
+
+        return renewing
+
+    def give_back(self) -> None:
         with self.lock:
-            self.running[address] -= 1
-            if self.running[address] <= 0:
-                del self.running[address]
+            self.running -= 1
 
 
-def ndjson(first: list[str], batches: Iterator[list[str]], done: Any) -> Iterator[bytes]:
+def too_many_exports(per_address: int, per_process: int) -> Problem:
+    return Problem(
+        429,
+        "too_many_exports",
+        f"at most {per_address} export(s) at once per address and {per_process} per server "
+        "process: retry when one has ended",
+        headers={"Retry-After": str(EXPORT_RETRY_AFTER_S)},
+    )
+
+
+def ndjson(
+    first: list[str], batches: Iterator[list[str]], renewing: Callable[[], None], done: Any
+) -> Iterator[bytes]:
     """The records, one per line, a batch per write."""
     try:
         if first:
             yield ("\n".join(first) + "\n").encode()
         for batch in batches:
+            renewing()
             yield ("\n".join(batch) + "\n").encode()
     except sa.exc.SQLAlchemyError:
         # the answer has begun: all it can do now is stop short
         log.exception("an export stopped: the archive's database failed")
     finally:
         done()
+
+
+def stalls_after(seconds: float) -> Callable[[], None]:
+    """Under gunicorn's gevent workers: a write of this answer that the
+    client does not take within ``seconds`` ends it (the connection is
+    closed, the slots given back). Returns what undoes it."""
+    answer = stream_answer()
+    if answer is None:
+        return lambda: None
+    before = answer.sock.gettimeout()
+    answer.sock.settimeout(seconds)
+    return lambda: answer.sock.settimeout(before)
 
 
 def history_blueprint() -> Blueprint:
@@ -327,27 +400,31 @@ def history_blueprint() -> Blueprint:
             """Every signed record of a search (the filters of `GET
             /v1/matches`), newest first, one per line (NDJSON), streamed as
             the database gives them. Costly: at most one export at once per
-            address and two per server process (429 `too_many_exports`, with
-            Retry-After)."""
+            address (across every server process) and two per server process
+            (429 `too_many_exports`, with Retry-After); a client that reads
+            nothing for `LUDOTHEQUE_EXPORT_STALL_S` (30 s) is cut off."""
             found = archive()
             config = current_app.config
             address = client_address()
-            exports.take(
+            renewing = exports.take(
                 address,
                 config["EXPORTS_PER_ADDRESS"],
                 config["EXPORTS_PER_PROCESS"],
             )
             batches = searches.records(found.engine, search_of(query), query.get("limit"))
             released = threading.Event()
+            unstall = stalls_after(config["EXPORT_STALL_S"])  # a slot is to read, not to hold
 
             def done() -> None:
-                """Give the connection and the slot back, once, whoever comes
+                """Give the connection and the slots back, once, whoever comes
                 first: the end of the records, or the server closing the answer
-                (a client gone, even before the first byte)."""
+                (a client gone or stalled, even before the first byte)."""
                 if not released.is_set():
                     released.set()
                     batches.close()
-                    exports.give_back(address)
+                    unstall()
+                    exports.give_back()
+                    renewing(done=True)
 
             try:
                 first = next(batches, [])  # a database that is down answers 503, not 200
@@ -358,7 +435,7 @@ def history_blueprint() -> Blueprint:
                 done()
                 raise
             response = Response(
-                ndjson(first, batches, done),
+                ndjson(first, batches, renewing, done),
                 mimetype=request.accept_mimetypes.best_match([NDJSON, PLAIN], NDJSON),
                 headers={"Cache-Control": EXPORT_CACHE_CONTROL, "X-Accel-Buffering": "no"},
             )

@@ -332,6 +332,15 @@ class Settings:
         group=CLIENTS,
         config="EXPORTS_PER_PROCESS",
     )
+    export_stall_s: int = setting(
+        "LUDOTHEQUE_EXPORT_STALL_S",
+        30,
+        whole(1),
+        "an export whose client takes none of its bytes for this long is cut off, and its "
+        "slots given back (under gunicorn, as `serve` runs it)",
+        group=CLIENTS,
+        config="EXPORT_STALL_S",
+    )
 
     bot_budget_ms: int = setting(
         "LUDOTHEQUE_BOT_BUDGET_MS",

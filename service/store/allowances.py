@@ -66,3 +66,16 @@ def release(client: Any, keys: list[str], member: str) -> None:
         pipe.execute()
     except redis.RedisError:
         pass  # the lease runs out on its own
+
+
+def renew(client: Any, keys: list[str], member: str, lease_s: float) -> None:
+    """``member``, still held, holds on for ``lease_s`` more."""
+    until = time.time() + lease_s
+    try:
+        pipe = client.pipeline(transaction=False)
+        for key in keys:
+            pipe.zadd(key, {member: until}, xx=True)
+            pipe.expire(key, int(lease_s) + 1)
+        pipe.execute()
+    except redis.RedisError:
+        pass  # held until the lease runs out; the next renewal may reach it

@@ -8,15 +8,17 @@ from __future__ import annotations
 import datetime
 import itertools
 import random
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
+import requests
 from click.testing import CliRunner
 
 from service.cli import main
-from service.domain.signing import check, parse_public_key, sign
+from service.domain.signing import check, from_pem, new_pem, parse_public_key, sign
 from service.store.archive import Archive, Archived, match_bots, matches
 from service.store.database import migrate
 from service.store.searches import decode_cursor, encode_cursor
@@ -411,8 +413,10 @@ def test_a_line_of_the_export_saved_to_a_file_is_a_record_verify_checks(
 
 
 def test_exports_at_once_are_bounded_per_address_and_per_process(
-    redis_url, archive_url, record_key
+    redis_url, archive_url, archive, record_key
 ):
+    for n in range(3):  # an export under way has sent its first records
+        archive.put(archived(950 + n, T0 + n, record_key, "gaudi", ()))
     with LiveServer(
         {
             "REDIS_URL": redis_url,
@@ -461,3 +465,97 @@ def test_a_database_down_answers_503_archive_unavailable(redis_url, tmp_path):
             answer = live.http.get(live.url(path))
             assert_problem(answer, 503, "archive_unavailable")
             assert answer.headers["Retry-After"] == "1"
+
+
+def test_one_address_holds_one_export_across_every_process(redis_url, archive_url, record_key):
+    """Adversary (issue 35): one address held two exports, one per server
+    process; the slot per address is now counted in Redis, for every process."""
+    config = {"REDIS_URL": redis_url, "DATABASE_URL": archive_url}
+    first_process, second_process = LiveServer(config), LiveServer(config)
+    try:
+        put = first_process.app.extensions["ludotheque.archive"]
+        for n in range(3):
+            put.put(archived(900 + n, T0 + n, record_key, "dekal", ()))
+        one, other = first_process.app.test_client(), second_process.app.test_client()
+        address = {"REMOTE_ADDR": "203.0.113.77"}
+        held = one.get("/v1/matches/export", environ_base=address, buffered=False)
+        assert held.status_code == 200
+        refused = other.get("/v1/matches/export", environ_base=address)
+        assert refused.status_code == 429 and refused.json["code"] == "too_many_exports"
+        held.close()
+        assert other.get("/v1/matches/export", environ_base=address).status_code == 200
+    finally:
+        first_process.stop()
+        second_process.stop()
+
+
+def test_an_export_nobody_reads_is_cut_off_and_frees_its_slots(tmp_path, redis_url):
+    """Adversary (issue 35): exports opened and never read held every slot
+    for as long as their client liked (8 minutes and counting). Under
+    gunicorn, a client that takes nothing for LUDOTHEQUE_EXPORT_STALL_S is
+    cut off, and others export again."""
+    import os
+    import socket
+
+    from service.store.database import default_url, engine_for
+    from service.store.embedded import free_port
+    from tests.support.servers import interrupt, start_serve
+
+    data = tmp_path / "data"
+    port = free_port()
+    env = {**os.environ, "REDIS_URL": redis_url, "LUDOTHEQUE_EXPORT_STALL_S": "2"}
+    env["LUDOTHEQUE_EXPORTS_PER_PROCESS"] = "1"
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    server = start_serve(data, port, env, workers=1)
+    engine = engine_for(default_url(data))
+    try:
+        archive = Archive(engine)
+        key = from_pem(new_pem())
+        big = {"format": "ludotheque-record/1", "padding": "x" * 8000}
+        for n in range(1500):  # 12 MB: more than the socket buffers hold
+            row = archived(2000 + n, T0 + n, key, "pacal", ())
+            archive.put(Archived(**{**row.__dict__, "record": {**big, "id": row.id}}))
+        request = f"GET /v1/matches/export HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        stalled.connect(("127.0.0.1", port))
+        stalled.sendall(request)
+        time.sleep(0.5)  # its answer began, and the server's writes wait on the client
+        url = f"http://127.0.0.1:{port}/v1/matches/export?limit=1"
+        blocked = requests.get(url, timeout=10)
+        assert blocked.status_code == 429 and blocked.json()["code"] == "too_many_exports"
+        deadline = time.monotonic() + 20
+        while (answer := requests.get(url, timeout=10)).status_code == 429:
+            assert time.monotonic() < deadline, "the stalled export kept its slot"
+            time.sleep(0.5)
+        assert answer.status_code == 200 and answer.text.count("\n") == 1
+        stalled.close()
+    finally:
+        interrupt(server)
+        engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        "20261128T000000Z",
+        "2026-11-28T01:03Z",
+        "2026-11-28T01:03:00+0000",
+        "2026-11-28T01:03:00+00",
+        "2026-11-28T01:03:00,5Z",
+        "2026-11-28 01:03:00Z",
+        "2026-11-28T01:03:00",
+        "2026-W48-6T01:03:00Z",
+    ],
+)
+def test_since_and_until_take_rfc_3339_and_nothing_else(server, moment):
+    """Adversary (issue 35): ISO 8601 forms that are not RFC 3339 were taken."""
+    for name in ("since", "until"):
+        answer = server.http.get(server.url("/v1/matches"), params={name: moment})
+        assert_problem(answer, 422, "invalid_request")
+
+
+def test_rfc_3339_lower_case_and_long_fractions_are_read(server):
+    for moment in ("2026-11-28t01:03:00z", "2026-11-28T01:03:00.1234567890123+05:30"):
+        answer = server.http.get(server.url("/v1/matches"), params={"since": moment})
+        assert answer.status_code == 200, answer.text
