@@ -363,3 +363,31 @@ def test_while_the_database_is_down_matches_wait_in_redis_and_are_archived_when_
         finally:
             stop(worker)
             engine.dispose()
+
+
+def test_every_way_a_match_ends_is_archived(server, engine):
+    """An abort before any action, a resignation, an outcome: each is an end."""
+    app = server.app
+    api = ApiClient(server.base, server.http)
+    people = {"players": [{"name": "Ada"}, {"name": "Bob"}]}
+    aborted = api.create("pacal", people).json()
+    assert api.abort("pacal", aborted["id"], aborted["seats"][0]["token"]).status_code == 200
+    resigned = api.create("dekal", {"players": [{"name": "Ada"}, {"name": "Bob"}]}).json()
+    token = resigned["seats"][1]["token"]
+    assert api.resign("dekal", resigned["id"], token).status_code == 200
+    archive = Archive(engine)
+    keys = app.extensions["ludotheque.record_keys"]
+    archiver = Archiver(
+        app.extensions["ludotheque.matches"],
+        app.extensions["ludotheque.archive_queue"],
+        archive,
+        keys,
+        FINISHED_TTL,
+    )
+    while archiver.run_once() is None:
+        pass
+    rows = archived_rows(engine, [aborted["id"], resigned["id"]])
+    assert set(rows) == {aborted["id"], resigned["id"]}
+    for match_id, game in ((aborted["id"], "pacal"), (resigned["id"], "dekal")):
+        final = orjson.loads(rows[match_id].final)
+        assert final["status"] == "finished" and final == api.get(game, match_id).json()
