@@ -180,9 +180,7 @@ def test_a_long_replay_loads_its_pages_as_the_user_steps_across_them(new_page, s
     screenshot(page, "replay-ducale-paged")
 
 
-def test_a_match_too_long_to_replay_says_so_and_links_to_its_record(
-    new_page, server, monkeypatch
-):
+def test_a_match_too_long_to_replay_says_so_and_links_to_its_record(new_page, server, monkeypatch):
     match_id = long_match(server.matches, "pacal", 6)
     monkeypatch.setattr(replays, "MAX_ACTIONS", 5)
     page = new_page()
