@@ -11,6 +11,7 @@ from flask import Response, current_app, request
 
 from service.domain.matches import Matches
 from service.domain.problems import Problem
+from service.domain.records import Records
 from service.domain.replays import Replays
 from service.http.bearer import bearer_token
 from service.http.caching import names_etag, request_header, viewer_etag
@@ -30,7 +31,8 @@ PROBLEMS = {
     412: "If-Match names another version (version_mismatch)",
     413: "Body too large (payload_too_large)",
     422: "Schema-invalid body (invalid_request, invalid_options), illegal move "
-    "(illegal_action, with the reason) or a chosen seed where others play (seed_not_allowed)",
+    "(illegal_action, with the reason), a chosen seed where others play (seed_not_allowed), "
+    "or a replay of a match too long to replay (replay_too_long)",
     429: "Over a limit, with Retry-After: too_many_requests; too many open streams and long "
     "polls (too_many_followers); on creation also too_many_matches_created, "
     "too_many_waiting_matches; bot_seats_exceeded: the creating address holds its cap of live "
@@ -116,12 +118,23 @@ def record_keys() -> RecordKeys:
     return current_app.extensions["ludotheque.record_keys"]
 
 
+def records() -> Records:
+    """The app's cache of signed records, made on its first use."""
+    extensions = current_app.extensions
+    if (found := extensions.get("ludotheque.records")) is None:
+        made = Records(matches().record, record_keys().get)
+        found = extensions.setdefault("ludotheque.records", made)
+    return found
+
+
 def replays() -> Replays:
-    """The app's cache of replays, made on its first use (an app that never
-    serves a replay holds none)."""
+    """The app's cache of what replays are made of, made on its first use
+    (an app that never serves a replay holds none), from the cached records."""
     extensions = current_app.extensions
     if (found := extensions.get("ludotheque.replays")) is None:
-        found = extensions.setdefault("ludotheque.replays", Replays(matches().record))
+        signed = records()
+        made = Replays(lambda game, match_id: orjson.loads(signed.encoded(game, match_id)))
+        found = extensions.setdefault("ludotheque.replays", made)
     return found
 
 

@@ -68,6 +68,7 @@ CODES = [
     "too_many_requests",
     "seed_not_allowed",
     "match_not_over",
+    "replay_too_long",
     "too_many_matches_created",
     "too_many_waiting_matches",
     "bot_seats_exceeded",

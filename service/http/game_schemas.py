@@ -222,14 +222,19 @@ def replay_schema(game: Game) -> type[Schema]:
             "steps": fields.List(
                 fields.Nested(step),
                 required=True,
-                metadata={"description": "the start, then one step per action of the record"},
+                metadata={
+                    "description": "this page's steps, in order: of the whole replay, the "
+                    "start, then one step per action of the record"
+                },
             ),
             "hands": fields.List(
                 fields.Nested(game.view_schema),
+                allow_none=True,
                 required=True,
                 metadata={
-                    "description": "per seat, in seat order, what that seat saw at the end: "
-                    "every hand, revealed once the match is over"
+                    "description": "on the last page (null on the others): per seat, in seat "
+                    "order, what that seat saw at the end, every hand revealed once the match "
+                    "is over"
                 },
             ),
             "outcome": outcome_field(game, required_value=True),

@@ -6,6 +6,7 @@ import unicodedata
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+from service.domain.replays import PAGE_DEFAULT, PAGE_LIMIT
 from service.http import calls_schemas
 
 # Unicode categories a name may not hold: controls (C0 and C1), format
@@ -223,9 +224,23 @@ class RecordSchema(Schema):
     signature = fields.Nested(RecordSignatureSchema, required=True)
 
 
+class ReplayQuerySchema(Schema):
+    start = fields.Integer(
+        data_key="from",
+        load_default=0,
+        validate=validate.Range(min=0, max=MAX_INDEX),
+        metadata={"description": "the first step of the page (0: the start); a page's `next`"},
+    )
+    limit = fields.Integer(
+        load_default=PAGE_DEFAULT,
+        validate=validate.Range(min=1, max=PAGE_LIMIT),
+        metadata={"description": "how many steps, at most"},
+    )
+
+
 class ReplaySchema(Schema):
-    """A finished match step by step, from its record; each game sets
-    ``steps``, ``hands`` and ``outcome``."""
+    """A page of a finished match step by step, from its record; each game
+    sets ``steps``, ``hands`` and ``outcome``."""
 
     id = fields.String(required=True)
     game = fields.String(required=True)
@@ -235,6 +250,20 @@ class ReplaySchema(Schema):
         fields.Nested(RecordEndingSchema),
         required=True,
         metadata={"description": "resignations and an abort, each after that many actions"},
+    )
+    steps_total = fields.Integer(
+        required=True,
+        metadata={"description": "how many steps the whole replay has: its actions, plus 1"},
+    )
+    start = fields.Integer(
+        data_key="from",
+        required=True,
+        metadata={"description": "the index of this page's first step"},
+    )
+    next = fields.Integer(
+        allow_none=True,
+        required=True,
+        metadata={"description": "pass it as ?from= for the next page; null on the last page"},
     )
 
 

@@ -10,12 +10,15 @@ import re
 import pytest
 import requests
 
+from service.domain import replays
+
 # The fixtures server and new_page (on the conftest's browser) live in playkit.
 from tests.browser.playkit import (  # noqa: F401
     new_page_fixture,
     screenshot,
     server_fixture,
 )
+from tests.support.matches import long_match
 from tests.support.waiting import wait_until
 
 # Short matches between bots (their names differ: "random bot", "greedy bot").
@@ -144,3 +147,46 @@ def test_a_match_not_over_says_so_and_links_to_its_table(new_page, server):
     page.get_by_role("alert").filter(has_text="Refused (match_not_over)").wait_for()
     page.get_by_role("link", name="watch it live").click()
     page.get_by_text(re.compile(r"table \w+ · waiting")).wait_for()
+
+
+def test_a_long_replay_loads_its_pages_as_the_user_steps_across_them(new_page, server):
+    """251 steps: three pages of 100, each asked for once, when needed (or
+    a little before)."""
+    match_id = long_match(server.matches, "ducale", 250, {"target_score": 10000})
+    page = new_page()
+    asked: list[str] = []
+    page.on("request", lambda r: "/replay" in r.url and asked.append(r.url.split("?")[1]))
+    page.goto(f"{server.base}/play#replay/ducale/{match_id}")
+    counter(page, 0, 250)
+    assert asked == ["from=0&limit=100"]
+    page.keyboard.press("End")  # the last page, asked for now
+    counter(page, 250, 250)
+    assert "Ada resigned." in said(page)
+    hands = page.get_by_role("region", name="Every hand, revealed")
+    for name in ("Ada", "Bob"):
+        assert hands.get_by_role("group", name=f"{name}'s hand").is_visible()
+    for _ in range(51):  # back across a page boundary, onto a page not asked for yet
+        page.keyboard.press("ArrowLeft")
+    counter(page, 199, 250)
+    assert said(page).strip()
+    assert page.get_by_role("region", name="Every hand, revealed").count() == 0
+    page.get_by_role("button", name="First").click()
+    counter(page, 0, 250)
+    for step in range(1, 102):  # forwards across the first boundary: loaded already
+        page.keyboard.press("ArrowRight")
+        if step in (99, 100, 101):
+            counter(page, step, 250)
+    assert sorted(asked) == ["from=0&limit=100", "from=100&limit=100", "from=200&limit=100"]
+    screenshot(page, "replay-ducale-paged")
+
+
+def test_a_match_too_long_to_replay_says_so_and_links_to_its_record(new_page, server, monkeypatch):
+    match_id = long_match(server.matches, "pacal", 6)
+    monkeypatch.setattr(replays, "MAX_ACTIONS", 5)
+    page = new_page()
+    new_page.expected.append("status of 422")  # the refusal shown below
+    page.goto(f"{server.base}/play#replay/pacal/{match_id}")
+    page.get_by_role("alert").filter(has_text="Refused (replay_too_long)").wait_for()
+    page.get_by_text("This match is too long to replay here").wait_for()
+    link = page.get_by_role("link", name="The match's record")
+    assert link.get_attribute("href") == f"v1/games/pacal/matches/{match_id}/record"

@@ -98,3 +98,26 @@ def events_of(api: ApiClient, game: str, match_id: str, token: str | None = None
     )
     assert answer.status_code == 200, answer.text
     return answer.json()["events"]
+
+
+def long_match(matches: Any, game: str, actions: int, options: dict | None = None) -> str:
+    """A finished match of ``actions`` random legal actions between two
+    people, played in-process (``Matches.play``: a long match made in
+    seconds rather than over HTTP), ended by the first seat's resignation."""
+    from service.domain import lifecycle
+
+    engine = GAMES[game]
+    options = engine.options_schema().load(options or {})
+    players = [{"name": "Ada"}, {"name": "Bob"}]
+    created = matches.create(engine, players, options, seed=35)
+    match_id, tokens = created["id"], [seat["token"] for seat in created["seats"]]
+    state = engine.setup(engine_options(created["options"]), 2, 35)
+    rng = random.Random(35)
+    for _ in range(actions):
+        seat = rng.choice(engine.to_act(state))
+        action = rng.choice(engine.legal_actions(state, seat))
+        matches.play(engine, match_id, tokens[seat], action)
+        engine.apply(state, seat, action)
+        assert engine.outcome(state) is None, "the match ended by its rules: ask fewer actions"
+    lifecycle.resign(matches, engine, match_id, tokens[0])
+    return match_id

@@ -9,6 +9,9 @@ import * as pacal from "./games/pacal.js";
 
 const GAMES = { dekal, pacal, gaudi, ducale };
 const PLAYERS = ["you", "random", "greedy", "mcts", "open"];
+// A replay comes a page at a time (set before route() runs below).
+const PAGE = 100; // steps per page asked for (the API serves up to 200)
+const PREFETCH = 20; // load the next page this many steps before its first
 const main = document.querySelector("main");
 let table = null; // the match on screen: { game, id, held, match, legal, log, stop }, or a replay: { stop }
 let views = 0; // counts routes, so that a slow answer never draws over a newer view
@@ -353,30 +356,69 @@ async function showReplay(game, id) {
   const view = views;
   const module = GAMES[game];
   const back = h("a", { href: "#", class: "button" }, "Back to the lobby");
+  const path = `${matchPath(game, id)}/replay`;
+  const record = () => h("a", { href: `${matchPath(game, id)}/record` }, "The match's record");
+  // The replay comes a page of PAGE steps at a time: steps[i] once its page is here.
+  const steps = [];
+  const pages = new Map(); // a page's first step -> its answer, on the way or here
   let replay;
+  const load = (from) => {
+    const start = from - (from % PAGE);
+    if (!pages.has(start)) {
+      const asked = call("GET", `${path}?from=${start}&limit=${PAGE}`).then((page) => {
+        page.steps.forEach((step) => { steps[step.index] = step; });
+        replay = { ...replay, ...page, hands: page.hands ?? replay?.hands };
+        return page;
+      });
+      pages.set(start, asked);
+      asked.catch(() => pages.delete(start)); // asked again when needed
+    }
+    return pages.get(start);
+  };
   try {
     if (!module) throw new Error(`no game ${game}`);
-    replay = await call("GET", `${matchPath(game, id)}/replay`);
+    await load(0);
   } catch (error) {
-    const live = error.problem?.code === "match_not_over" && h("p", {}, "Not over yet: ",
+    const code = error.problem?.code;
+    const live = code === "match_not_over" && h("p", {}, "Not over yet: ",
       h("a", { href: `#match/${game}/${id}` }, "watch it live"), ".");
-    if (view === views) show(h("p", { role: "alert" }, problem(error)), live, back);
+    const long = code === "replay_too_long" && h("p", {},
+      "This match is too long to replay here, step by step. ", record(),
+      " has every action: check it or replay it with ludotheque verify.");
+    if (view === views) show(h("p", { role: "alert" }, problem(error)), live || long, back);
     return;
   }
   if (view !== views) return;
-  const { steps, hands, seats } = replay;
-  const last = steps.length - 1;
+  const { seats } = replay;
+  const last = replay.steps_total - 1;
   const name = (s) => nameOf({ seats }, s);
   let at = 0;
+  let wanted = 0; // the step asked for last: a slow page never moves the replay elsewhere
   const stage = h("div", {});
   const status = h("div", { role: "status", class: "step-text" });
+  const note = h("p", { class: "hint", "aria-live": "polite" });
   const buttons = Object.fromEntries(["first", "previous", "next", "last"].map((move) => [move,
     h("button", { type: "button", onclick: () => go(move), "aria-keyshortcuts": Object.keys(KEYS).find((k) => KEYS[k] === move) },
       ...LABELS[move].map((text, i) => i === 1 ? text : h("span", { "aria-hidden": "true" }, text)))]));
 
-  function go(move) {
-    const to = { first: 0, previous: at - 1, next: at + 1, last }[move];
-    if (to < 0 || to > last || to === at) return;
+  async function go(move) {
+    const to = { first: 0, previous: wanted - 1, next: wanted + 1, last }[move];
+    if (to < 0 || to > last || to === wanted) return;
+    wanted = to;
+    if (!steps[to]) {
+      note.textContent = `Loading step ${to}…`;
+      try {
+        await load(to);
+      } catch (error) {
+        if (view === views && wanted === to) {
+          wanted = at;
+          note.textContent = `Step ${to} did not load: ${problem(error)}`;
+        }
+        return;
+      }
+      if (view !== views || wanted !== to) return;
+      note.textContent = "";
+    }
     at = to;
     draw();
   }
@@ -401,8 +443,10 @@ async function showReplay(game, id) {
       h("section", { class: "board", "aria-label": "Table" }, board),
       at === last ? h("section", { class: "hands", "aria-labelledby": "hands-title" },
         h("h3", { id: "hands-title" }, "Every hand, revealed"),
-        hands.map((seen, s) => module.hand(seen, s, name))) : null,
+        replay.hands.map((seen, s) => module.hand(seen, s, name))) : null,
       at === last ? h("section", { class: "outcome", "aria-label": "Outcome" }, results(replay.outcome, name)) : null);
+    // the next page, before the user steps onto it
+    if (at + PREFETCH <= last && !steps[at + PREFETCH]) load(at + PREFETCH).catch(() => {});
   }
 
   const keys = (event) => {
@@ -418,8 +462,8 @@ async function showReplay(game, id) {
     h("ul", { class: "players", "aria-label": "Players" }, seats.map((s) => h("li", {}, name(s.seat)))),
     h("nav", { class: "replay-controls", "aria-label": "Steps" }, Object.values(buttons),
       h("span", { class: "hint" }, " or the arrow keys, Home and End")),
-    status, stage,
-    h("p", { class: "controls" }, h("a", { href: `${matchPath(game, id)}/record` }, "The match's record"), " ", back));
+    note, status, stage,
+    h("p", { class: "controls" }, record(), " ", back));
   draw();
 }
 
