@@ -443,7 +443,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument(
-        "--admin-url", default=ADMIN_URL, help="a database to CREATE DATABASE from"
+        "--admin-url",
+        default=os.environ.get("LUDOTHEQUE_POSTGRES_ADMIN_URL", ADMIN_URL),
+        help="a database to CREATE DATABASE from ($LUDOTHEQUE_POSTGRES_ADMIN_URL, else the "
+        "machine's)",
     )
     parser.add_argument("--repeat", type=int, default=200, help="requests timed per kind")
     parser.add_argument(

@@ -139,6 +139,25 @@ def node_ready() -> float | None:
 
 
 # -- servers -------------------------------------------------------------------
+def serving_on_a_free_port(
+    stack: contextlib.ExitStack, kind: str, mode: str, tmp: Path, workers: int, rate_limits: bool
+) -> tuple[int, Any]:
+    """``serve_system`` on a free port, entered on ``stack``: another port
+    if the one found free was taken before the server listened on it
+    (EADDRINUSE, seen when tests run beside it), three times at most."""
+    for attempt in range(3):
+        port = free_port()
+        try:
+            return port, stack.enter_context(
+                serve_system(kind, mode, port, tmp, workers, rate_limits)
+            )
+        except SystemExit as failed:
+            if attempt == 2 or "EADDRINUSE" not in str(failed):
+                raise
+            out(f"  port {port} was taken meanwhile: another one")
+    raise AssertionError("unreachable")
+
+
 @contextlib.contextmanager
 def bgio_server(storage: str, port: int, tmp: Path) -> Iterator[subprocess.Popen]:
     command = ["node", "server.js", "--port", str(port), "--storage", storage]
@@ -680,17 +699,21 @@ def main(argv: list[str] | None = None) -> int:
         args.round = round_
         for system in systems:
             kind, mode = SYSTEMS[system]
-            with tempfile.TemporaryDirectory(prefix="ludotheque-peer-") as tmp:
-                port = free_port()
-                with serve_system(kind, mode, port, Path(tmp), args.workers, rate_limits) as roots:
-                    settle(roots)
-                    for clients in counts:
-                        figures = phase(system, roots, port, clients, args)
-                        figures["round"] = round_
-                        phases.append(figures)
-                        report_phase(figures)
-                        if "profile" in figures:
-                            out(f"    profile: {figures['profile']}")
+            with (
+                tempfile.TemporaryDirectory(prefix="ludotheque-peer-") as tmp,
+                contextlib.ExitStack() as stack,
+            ):
+                port, roots = serving_on_a_free_port(
+                    stack, kind, mode, Path(tmp), args.workers, rate_limits
+                )
+                settle(roots)
+                for clients in counts:
+                    figures = phase(system, roots, port, clients, args)
+                    figures["round"] = round_
+                    phases.append(figures)
+                    report_phase(figures)
+                    if "profile" in figures:
+                        out(f"    profile: {figures['profile']}")
     took = time.monotonic() - started
     summary = summarize(phases, systems, counts)
     report(summary, counts)

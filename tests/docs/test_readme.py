@@ -210,6 +210,8 @@ COVERAGE: dict[str, str | By | CI] = {
     ".venv/bin/python -m bench.streams --streams 10000 --matches 500 --pace 2 --open-pause 1": BENCH,  # noqa: E501
     "python -m bench.bots --seconds 60": BENCH,
     ".venv/bin/python -m bench.peer --clients 16,64 --rounds 3 --seconds 10": BENCH,
+    ".venv/bin/python -m bench.archive --records 1000000": BENCH,
+    ".venv/bin/python -m bench.archiving --matches 2000 --rate 100 --bot-workers 2": BENCH,
     "python -m bench.outbound --seconds 45": BENCH,
     "python -m bench.failover --kills 5 --clients 16 --seconds-between 5 --min-replicas 1": BENCH,
     ".venv/bin/pytest tests/reliability -n 2": BENCH,
@@ -233,6 +235,7 @@ REDUCED = {
     "--open-pause": "0.01",
     "--kills": "1",
     "--seconds-between": "0.5",
+    "--records": "2000",  # bench.archive's PostgreSQL database
 }
 # One quick test of the suite: the command line as written, the suite itself
 # being what the CI's test command runs.
@@ -773,7 +776,7 @@ def bench_commands() -> list[str]:
 
 
 @pytest.mark.parametrize("text", bench_commands())
-def test_the_benchmarks_run_as_written_with_reduced_sizes(text, tmp_path):
+def test_the_benchmarks_run_as_written_with_reduced_sizes(text, tmp_path, request):
     if text.startswith(".venv/bin/pytest "):
         cwd = ROOT  # its paths are the repository's
         assert (ROOT / ".venv").exists(), "the test command's .venv is missing"
@@ -782,6 +785,8 @@ def test_the_benchmarks_run_as_written_with_reduced_sizes(text, tmp_path):
         cwd = tmp_path
         (tmp_path / ".venv").symlink_to(VENV)
         env = shell_env(PYTHONPATH=str(ROOT))
+    if "bench.archive " in text:  # a database of its own, on the tests' PostgreSQL
+        env["LUDOTHEQUE_POSTGRES_ADMIN_URL"] = request.getfixturevalue("postgres_admin_url")
     shell = Session([], cwd, env)
     try:
         out = shell.ok(text.format(tmp=tmp_path), timeout=300)
