@@ -95,6 +95,13 @@ class Matches:
             return None
         return self.archive.final(game.name, match_id)
 
+    def stored_record(self, game: Game, match_id: str) -> bytes | None:
+        """The signed record as the archive keeps it (JSON), None when not
+        archived, no archive, or the archive unavailable."""
+        if self.archive is None or not MATCH_ID.match(match_id):
+            return None
+        return self.archive.record_text(game.name, match_id)
+
     def record(self, game: Game, match_id: str) -> dict[str, Any]:
         """The whole record of a finished match, for anyone to check and
         replay: built from Redis while it has the match, else the archive's."""

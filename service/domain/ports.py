@@ -117,3 +117,9 @@ class ArchivedMatches(Protocol):
     def record(self, game: str, match_id: str) -> dict[str, Any] | None:
         """Its signed record; None when not archived."""
         ...
+
+    def record_text(self, game: str, match_id: str) -> bytes | None:
+        """Its signed record as kept (JSON); None when not archived, or when
+        the archive cannot answer now (then the record is built from Redis,
+        if Redis still has the match)."""
+        ...

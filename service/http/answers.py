@@ -122,7 +122,7 @@ def records() -> Records:
     """The app's cache of signed records, made on its first use."""
     extensions = current_app.extensions
     if (found := extensions.get("ludotheque.records")) is None:
-        made = Records(matches().record, record_keys().get)
+        made = Records(matches().record, record_keys().get, matches().stored_record)
         found = extensions.setdefault("ludotheque.records", made)
     return found
 

@@ -4,9 +4,12 @@ NDJSON). How the archive is searched: ``service.store.searches``."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import itertools
 import logging
 import re
+import socket
 import threading
 import time
 import uuid
@@ -321,33 +324,57 @@ def too_many_exports(per_address: int, per_process: int) -> Problem:
     )
 
 
+# An export is written in pieces of at most this: its client's progress is
+# seen piece by piece
+PIECE = 64 * 1024
+
+
+class Watch:
+    """An export under way, watched from beside it: its lease renewed while
+    it runs (however slowly its client reads), and, under gunicorn, its
+    connection cut when the client has taken no piece for ``stall_s``
+    (the blocked write then fails, the answer closes, the slots go back)."""
+
+    def __init__(self, renewing: Callable[[], None], stall_s: float) -> None:
+        self.renewing = renewing
+        self.stall_s = stall_s
+        self.answer = stream_answer()  # None: not under gunicorn's gevent workers
+        self.progress = time.monotonic()
+        self.ended = threading.Event()
+        threading.Thread(target=self._watch, name="export-watch", daemon=True).start()
+
+    def moved(self) -> None:
+        """The client took the last piece."""
+        self.progress = time.monotonic()
+
+    def end(self) -> None:
+        self.ended.set()
+
+    def _watch(self) -> None:
+        while not self.ended.wait(min(self.stall_s, EXPORT_LEASE_S / 3) / 2):
+            self.renewing()
+            if self.answer is not None and time.monotonic() - self.progress > self.stall_s:
+                log.info("an export's client took nothing for %s s: cut off", self.stall_s)
+                with contextlib.suppress(OSError):
+                    self.answer.sock.shutdown(socket.SHUT_RDWR)
+                return
+
+
 def ndjson(
-    first: list[str], batches: Iterator[list[str]], renewing: Callable[[], None], done: Any
+    first: list[str], batches: Iterator[list[str]], watch: Watch, done: Any
 ) -> Iterator[bytes]:
-    """The records, one per line, a batch per write."""
+    """The records, one per line, in pieces of at most ``PIECE`` bytes."""
     try:
-        if first:
-            yield ("\n".join(first) + "\n").encode()
-        for batch in batches:
-            renewing()
-            yield ("\n".join(batch) + "\n").encode()
+        for batch in itertools.chain([first] if first else [], batches):
+            text = ("\n".join(batch) + "\n").encode()
+            for start in range(0, len(text), PIECE):
+                yield text[start : start + PIECE]
+                watch.moved()
     except sa.exc.SQLAlchemyError:
         # the answer has begun: all it can do now is stop short
         log.exception("an export stopped: the archive's database failed")
     finally:
         done()
-
-
-def stalls_after(seconds: float) -> Callable[[], None]:
-    """Under gunicorn's gevent workers: a write of this answer that the
-    client does not take within ``seconds`` ends it (the connection is
-    closed, the slots given back). Returns what undoes it."""
-    answer = stream_answer()
-    if answer is None:
-        return lambda: None
-    before = answer.sock.gettimeout()
-    answer.sock.settimeout(seconds)
-    return lambda: answer.sock.settimeout(before)
 
 
 def history_blueprint() -> Blueprint:
@@ -400,7 +427,7 @@ def history_blueprint() -> Blueprint:
             """Every signed record of a search (the filters of `GET
             /v1/matches`), newest first, one per line (NDJSON), streamed as
             the database gives them. Costly: at most one export at once per
-            address (across every server process) and two per server process
+            address (across every server process) and four per server process
             (429 `too_many_exports`, with Retry-After); a client that reads
             nothing for `LUDOTHEQUE_EXPORT_STALL_S` (30 s) is cut off."""
             found = archive()
@@ -413,7 +440,7 @@ def history_blueprint() -> Blueprint:
             )
             batches = searches.records(found.engine, search_of(query), query.get("limit"))
             released = threading.Event()
-            unstall = stalls_after(config["EXPORT_STALL_S"])  # a slot is to read, not to hold
+            watch = Watch(renewing, config["EXPORT_STALL_S"])  # a slot is to read, not to hold
 
             def done() -> None:
                 """Give the connection and the slots back, once, whoever comes
@@ -421,8 +448,8 @@ def history_blueprint() -> Blueprint:
                 (a client gone or stalled, even before the first byte)."""
                 if not released.is_set():
                     released.set()
+                    watch.end()
                     batches.close()
-                    unstall()
                     exports.give_back()
                     renewing(done=True)
 
@@ -435,7 +462,7 @@ def history_blueprint() -> Blueprint:
                 done()
                 raise
             response = Response(
-                ndjson(first, batches, renewing, done),
+                ndjson(first, batches, watch, done),
                 mimetype=request.accept_mimetypes.best_match([NDJSON, PLAIN], NDJSON),
                 headers={"Cache-Control": EXPORT_CACHE_CONTROL, "X-Accel-Buffering": "no"},
             )

@@ -326,7 +326,7 @@ class Settings:
     )
     exports_per_process: int = setting(
         "LUDOTHEQUE_EXPORTS_PER_PROCESS",
-        2,
+        4,
         whole(1),
         "`GET /v1/matches/export` streams at once per API process, whoever asks",
         group=CLIENTS,

@@ -15,6 +15,7 @@ here. Tables (SQLAlchemy Core; Alembic migrates them,
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,8 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+log = logging.getLogger(__name__)
 
 metadata = sa.MetaData()
 
@@ -155,6 +158,16 @@ class Archive:
         if row is None or row.game != game:
             return None
         return orjson.loads(row.record)
+
+    def record_text(self, game: str, match_id: str) -> bytes | None:
+        query = sa.select(matches.c.record).where(matches.c.id == match_id, matches.c.game == game)
+        try:
+            with self.engine.connect() as connection:
+                text = connection.execute(query).scalar()
+        except sa.exc.OperationalError as error:
+            log.warning("the archive is unavailable: %s", error)
+            return None
+        return None if text is None else text.encode()
 
     def has(self, match_id: str) -> bool:
         query = sa.select(matches.c.id).where(matches.c.id == match_id)

@@ -559,3 +559,27 @@ def test_rfc_3339_lower_case_and_long_fractions_are_read(server):
     for moment in ("2026-11-28t01:03:00z", "2026-11-28T01:03:00.1234567890123+05:30"):
         answer = server.http.get(server.url("/v1/matches"), params={"since": moment})
         assert answer.status_code == 200, answer.text
+
+
+def test_an_export_read_slowly_keeps_its_slot_for_as_long_as_it_runs(
+    redis_url, archive_url, archive, record_key, monkeypatch
+):
+    """Adversary, round 2 (issue 35): the lease of an export whose client
+    read slowly lapsed between two writes, and the same address opened
+    another (11 at once from one address). The lease is renewed from beside
+    the export, however long a write takes."""
+    from service.http import history
+
+    monkeypatch.setattr(history, "EXPORT_LEASE_S", 1.0)
+    for n in range(3):
+        archive.put(archived(980 + n, T0 + n, record_key, "pacal", ()))
+    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": archive_url}) as live:
+        client = live.app.test_client()
+        address = {"REMOTE_ADDR": "203.0.113.88"}
+        held = client.get("/v1/matches/export", environ_base=address, buffered=False)
+        assert held.status_code == 200
+        time.sleep(3.5)  # three leases and more: renewed meanwhile
+        again = client.get("/v1/matches/export", environ_base=address)
+        assert again.status_code == 429 and again.json["code"] == "too_many_exports"
+        held.close()
+        assert client.get("/v1/matches/export", environ_base=address).status_code == 200
