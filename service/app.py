@@ -151,7 +151,6 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         finished_ttl=app.config["FINISHED_TTL"],
         idle_ttl=app.config["IDLE_TTL"],
         waiting_ttl=app.config["WAITING_TTL"],
-        archived=archive is not None,
     )
     limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
     scheduler = Scheduler(store.client, limits)

@@ -37,9 +37,6 @@ class Settings:
     idle_ttl: int = 7 * 24 * 3600  # seconds an untouched match lives
     max_attempts: int = 50  # compare-and-set attempts before answering 409
     waiting_ttl: int = 3600  # seconds a match with an open seat lives after its last change
-    # a finished match is kept until archived (which then lets it expire
-    # ``finished_ttl`` later), rather than for ``finished_ttl`` from its end
-    archived: bool = False
 
 
 @dataclass
@@ -94,7 +91,9 @@ class Commits:
     ) -> None:
         """``finishing(match_id)``: called before a write that leaves the
         match finished (the archive's queue expects it), so that what must
-        follow the end cannot be lost between the write and its subscribers."""
+        follow the end cannot be lost between the write and its subscribers;
+        with it, a finished match is kept until archived (which then lets it
+        expire ``finished_ttl`` later)."""
         self.store = store
         self.settings = settings
         self.subscribers = tuple(subscribers)
@@ -166,10 +165,9 @@ class Commits:
         finished = status == "finished"
         if finished:
             match.setdefault("ended_at", time.time())
-        if finished and self.settings.archived:
-            ttl = 0  # kept until archived
         if finished and self.finishing is not None:
             self.finishing(match["id"])
+            ttl = 0  # kept until archived
         try:
             written = self.store.commit(
                 match["id"], expected, match, stamped, ttl, change.record, change.counters

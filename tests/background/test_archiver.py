@@ -94,6 +94,15 @@ def engine(migrated_database_url: str) -> Iterator[sa.Engine]:
     engine.dispose()
 
 
+def finished(api: ApiClient, game: str, *ids: str, timeout: float = 60) -> None:
+    """Wait until every match of ``ids`` is over (its bots play it out)."""
+    deadline = time.monotonic() + timeout
+    for match_id in ids:
+        while api.get(game, match_id).json()["status"] != "finished":
+            assert time.monotonic() < deadline, f"{match_id} not over in {timeout} s"
+            time.sleep(0.05)
+
+
 def archived_rows(engine: sa.Engine, ids: list[str]) -> dict[str, Any]:
     query = sa.select(matches).where(matches.c.id.in_(ids))
     with engine.connect() as connection:
@@ -223,10 +232,7 @@ def test_a_match_archived_by_a_worker_that_died_before_unqueueing_it_is_archived
     client = redis.Redis.from_url(own_redis)
     with bot_workers(app):
         match_id = bot_match(api, "pacal")
-        deadline = time.monotonic() + 60
-        while api.get("pacal", match_id).json()["status"] != "finished":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        finished(api, "pacal", match_id)
 
     class Killed(BaseException):
         pass
@@ -267,10 +273,7 @@ def test_an_end_whose_process_died_before_telling_the_queue_is_archived_all_the_
     api = ApiClient(server.base, server.http)
     with bot_workers(app):
         match_id = bot_match(api, "dekal")
-        deadline = time.monotonic() + 60
-        while api.get("dekal", match_id).json()["status"] != "finished":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        finished(api, "dekal", match_id)
     ended = time.time()
     keys = app.extensions["ludotheque.record_keys"]
     archiver = Archiver(matches_, queue, archive, keys, FINISHED_TTL)
@@ -308,10 +311,7 @@ def test_without_a_database_a_finished_match_expires_as_before(live_server):
     api = ApiClient(server.base, server.http)
     with bot_workers(server.app):
         match_id = bot_match(api, "dekal")
-        deadline = time.monotonic() + 60
-        while api.get("dekal", match_id).json()["status"] != "finished":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        finished(api, "dekal", match_id)
     time.sleep(1.5)
     assert api.get("dekal", match_id).status_code == 404
     assert (
@@ -342,11 +342,7 @@ def test_while_the_database_is_down_matches_wait_in_redis_and_are_archived_when_
                 api = ApiClient(server.base, server.http)
                 server_.halt()
                 ids = [bot_match(api, "dekal") for _ in range(4)]
-                deadline = time.monotonic() + 60
-                for match_id in ids:
-                    while api.get("dekal", match_id).json()["status"] != "finished":
-                        assert time.monotonic() < deadline
-                        time.sleep(0.05)
+                finished(api, "dekal", *ids)
                 time.sleep(1)  # the archiver tries, and fails
                 for match_id in ids:
                     assert client.ttl(match_key(match_id)) == -1, "kept until archived"
@@ -391,3 +387,31 @@ def test_every_way_a_match_ends_is_archived(server, engine):
     for match_id, game in ((aborted["id"], "pacal"), (resigned["id"], "dekal")):
         final = orjson.loads(rows[match_id].final)
         assert final["status"] == "finished" and final == api.get(game, match_id).json()
+
+
+def test_the_archive_works_on_redis_cluster(cluster_url, engine, migrated_database_url):
+    """The queue's keys share one slot; a match's hash and log share its own."""
+    config = {"REDIS_URL": cluster_url, "REDIS_CLUSTER": True}
+    with LiveServer({**config, "DATABASE_URL": migrated_database_url}) as server:
+        app = server.app
+        api = ApiClient(server.base, server.http)
+        with bot_workers(app):
+            ids = [bot_match(api, game) for game in ("dekal", "gaudi")]
+            finished(api, "dekal", ids[0])
+            finished(api, "gaudi", ids[1])
+        archiver = Archiver(
+            app.extensions["ludotheque.matches"],
+            app.extensions["ludotheque.archive_queue"],
+            Archive(engine),
+            app.extensions["ludotheque.record_keys"],
+            FINISHED_TTL,
+        )
+        deadline = time.monotonic() + 30
+        while len(archived_rows(engine, ids)) < 2:
+            assert time.monotonic() < deadline
+            if archiver.run_once() is not None:
+                time.sleep(0.05)
+        client = app.extensions["ludotheque.matches"].store.client
+        for match_id in ids:
+            assert 0 < client.ttl(match_key(match_id)) <= FINISHED_TTL
+            assert 0 < client.ttl(log_key(match_id)) <= FINISHED_TTL
