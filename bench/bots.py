@@ -50,7 +50,7 @@ from typing import Any
 import requests
 
 from bench import results
-from bench.load import answering, redis_server
+from bench.load import answering, redis_server, stop
 from service.store.embedded import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,12 +78,7 @@ def serving(port: int, env: dict[str, str], serve_args: list[str], log: Path) ->
         time.sleep(1)  # the bot workers start beside gunicorn
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def attack(base: str, count: int, answers: Counter) -> None:

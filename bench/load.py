@@ -578,6 +578,12 @@ def serving(
         workers_booted(process, workers)
         yield process
     finally:
+        stop(process)
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop a server started for a benchmark: SIGTERM, then SIGKILL after 30 s."""
+    if process.poll() is None:
         process.terminate()
         try:
             process.wait(timeout=30)

@@ -79,6 +79,7 @@ from bench.load import (
     machine_ticks,
     process_tree,
     serving,
+    stop,
 )
 from bench.peer import profile
 from service.store.embedded import EmbeddedRedis, free_port
@@ -242,16 +243,6 @@ def serve_system(
     )
     with server as process:
         yield [process.pid]
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def settle(roots: list[int], timeout: float = 30) -> None:

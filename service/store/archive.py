@@ -148,26 +148,29 @@ class Archive:
             return connection.execute(query).first()
 
     def final(self, game: str, match_id: str) -> dict[str, Any] | None:
-        row = self.get(match_id)
-        if row is None or row.game != game:
-            return None
-        return orjson.loads(row.final)
+        text = self._read(matches.c.final, game, match_id)
+        return None if text is None else orjson.loads(text)
 
     def record(self, game: str, match_id: str) -> dict[str, Any] | None:
-        row = self.get(match_id)
-        if row is None or row.game != game:
-            return None
-        return orjson.loads(row.record)
+        text = self._read(matches.c.record, game, match_id)
+        return None if text is None else orjson.loads(text)
 
     def record_text(self, game: str, match_id: str) -> bytes | None:
-        query = sa.select(matches.c.record).where(matches.c.id == match_id, matches.c.game == game)
+        """The signed record as kept; None also when the database cannot
+        answer (the record is then built from Redis, if Redis has it)."""
         try:
-            with self.engine.connect() as connection:
-                text = connection.execute(query).scalar()
+            text = self._read(matches.c.record, game, match_id)
         except sa.exc.OperationalError as error:
             log.warning("the archive is unavailable: %s", error)
             return None
         return None if text is None else text.encode()
+
+    def _read(self, column: sa.Column, game: str, match_id: str) -> str | None:
+        """One text column of ``game``'s archived match ``match_id`` (a
+        record may be megabytes: only the column asked for is read)."""
+        query = sa.select(column).where(matches.c.id == match_id, matches.c.game == game)
+        with self.engine.connect() as connection:
+            return connection.execute(query).scalar()
 
     def has(self, match_id: str) -> bool:
         query = sa.select(matches.c.id).where(matches.c.id == match_id)

@@ -30,7 +30,6 @@ from service.domain.signing import parse_public_key
 from service.store.archive import Archive, matches
 from service.store.archiving import DUE, GRACE_S
 from service.store.database import engine_for, migrate
-from service.store.embedded import EmbeddedRedis
 from service.store.matches import log_key, match_key
 from tests.support import databases
 from tests.support.client import ApiClient
@@ -41,9 +40,9 @@ FINISHED_TTL = 600
 
 
 @pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[str]:
-    with EmbeddedRedis(tmp_path / "redis", persist=False) as url:
-        yield url
+def own_redis(module_redis: str, private_redis: redis.Redis) -> str:
+    """The module's Redis, emptied: the archive's queue is one per Redis."""
+    return module_redis
 
 
 @pytest.fixture

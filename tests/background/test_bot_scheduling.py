@@ -25,7 +25,7 @@ import redis
 import requests
 
 from service.background.turns import ServerTurns
-from service.store.embedded import EmbeddedRedis, free_port
+from service.store.embedded import free_port
 from service.store.matches import match_key
 from service.store.scheduling import LEASES, READY_BOTS, READY_PEOPLE, live_key
 from tests.support.servers import LiveServer
@@ -33,19 +33,6 @@ from tests.support.servers import LiveServer
 GAME = "dekal"
 BOTS = {"players": [{"bot": "random"}, {"bot": "random"}]}
 PERSON = {"players": [{"name": "Ada"}, {"bot": "random"}]}
-
-
-@pytest.fixture(scope="module")
-def module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with EmbeddedRedis(tmp_path_factory.mktemp("scheduling"), persist=False) as url:
-        yield url
-
-
-@pytest.fixture
-def private_redis(module_redis: str) -> Iterator[redis.Redis]:
-    with redis.Redis.from_url(module_redis) as client:
-        client.flushdb()
-        yield client
 
 
 def serve(redis_client: redis.Redis, **config: object) -> LiveServer:

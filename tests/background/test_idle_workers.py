@@ -26,7 +26,6 @@ from service.background.scheduler import Doorbell
 from service.background.webhooks import Deliverer, DeliverySettings
 from service.background.worker import Worker
 from service.store.deliveries import RETRY_KEY
-from service.store.embedded import EmbeddedRedis
 from service.store.matches import match_key
 from service.store.scheduling import LEASES
 from tests.support.receivers import Quiet, Served
@@ -35,19 +34,6 @@ from tests.support.waiting import wait_until
 GAME = "dekal"
 PERSON = {"players": [{"name": "Ada"}, {"bot": "random"}]}  # the bot reveals first
 PROMPT_S = 0.25  # "at once": the old poll was 50 ms, the new wait is 5 s
-
-
-@pytest.fixture(scope="module")
-def module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with EmbeddedRedis(tmp_path_factory.mktemp("idle"), persist=False) as url:
-        yield url
-
-
-@pytest.fixture
-def private_redis(module_redis: str) -> Iterator[redis.Redis]:
-    with redis.Redis.from_url(module_redis) as client:
-        client.flushdb()
-        yield client
 
 
 @pytest.fixture
