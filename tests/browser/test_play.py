@@ -94,7 +94,8 @@ GAMES = {
     "dekal": (dekal, ["you", "greedy"], {}),
     "pacal": (pacal, ["you", "greedy"], {"manches_to_win": 1}),
     "gaudi": (gaudi, ["you", "greedy", "random"], {"short_game": True}),
-    "ducale": (ducale, ["you", "greedy"], {"target_score": 1}),
+    # a blocked table never ends without a bound on rebuilding the stock (RULES.md)
+    "ducale": (ducale, ["you", "greedy"], {"target_score": 1, "max_stock_rebuilds": 3}),
 }
 
 
