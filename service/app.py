@@ -24,6 +24,7 @@ from service.http.addresses import ClientKeys
 from service.http.api import LudothequeApi, init_api
 from service.http.caching import init_caching
 from service.http.cors import init_cors
+from service.http.credentials import AppLimits, init_credentials, init_refusals
 from service.http.docs import docs
 from service.http.errors import register_error_handlers
 from service.http.hardening import Routes, init_hardening
@@ -40,6 +41,7 @@ from service.store.archive import Archive
 from service.store.archiving import ArchiveQueue
 from service.store.database import engine_for
 from service.store.matches import Store, connect, idempotency_key
+from service.store.players import Players
 from service.store.quotas import Quotas
 from service.store.record_keys import RecordKeys
 
@@ -99,7 +101,9 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def quotas_for(app: Flask, store: Store) -> Quotas | None:
+def quotas_for(
+    app: Flask, store: Store, set_for: Callable[[str], dict[str, Any]]
+) -> Quotas | None:
     """The app's quotas: off with the rate limits (LUDOTHEQUE_RATE_LIMITS)."""
     if not app.config["RATELIMIT_ENABLED"]:
         return None
@@ -108,7 +112,12 @@ def quotas_for(app: Flask, store: Store) -> Quotas | None:
         app.config["MAX_WAITING_PER_ADDRESS"],
         app.config["WAITING_TTL"],
         app.config["RATE_LIMIT_CREATE"],
+        set_for,
     )
+
+
+def no_limits_set(_client_key: str) -> dict[str, Any]:
+    return {}
 
 
 def archive_for(database_url: str | None) -> Archive | None:
@@ -146,6 +155,13 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     )
     # the archive of finished matches: none without a database
     archive = archive_for(app.config.get("DATABASE_URL"))
+    # players, apps and their tokens live beside it: none without a database
+    players = (
+        None
+        if archive is None
+        else Players(archive.engine, store.client, app.config["PLAYER_TOKEN_TTL"])
+    )
+    set_for = no_limits_set if players is None else AppLimits(players).of
     archive_queue = ArchiveQueue(store.client)
     match_settings = MatchSettings(
         finished_ttl=app.config["FINISHED_TTL"],
@@ -172,7 +188,7 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         match_settings,
         scheduler,
         idempotency_key,
-        quotas=quotas_for(app, store),
+        quotas=quotas_for(app, store, set_for),
         subscribers=subscribers,
         counters=pending_counters,  # the request's, which its match read or write counts
         archive=archive,
@@ -182,6 +198,7 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         else lambda match_id: archive_queue.expect(match_id, time.time()),
     )
     app.extensions["ludotheque.archive"] = archive
+    app.extensions["ludotheque.players"] = players
     app.extensions["ludotheque.archive_queue"] = archive_queue
     app.extensions["ludotheque.matches"] = matches
     app.extensions["ludotheque.turns"] = ServerTurns(matches, store, scheduler)
@@ -212,7 +229,9 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     init_hardening(app)
     init_observability(app)
     init_cors(app, app.config["CORS_ORIGINS"])  # before the limits: preflights are free
-    init_limits(app, store.client)
+    init_credentials(app, players)  # before the limits: an app's requests count as its own
+    init_limits(app, store.client, set_for)
+    init_refusals(app)
     init_caching(app)
     # the client's key (an IPv6 client's /64) for every count per address
     app.wsgi_app = ClientKeys(app.wsgi_app)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from service.background.webhooks import DeliverySettings
 
 GUNICORN_CONF = Path(__file__).parent / "server" / "gunicorn_conf.py"
+REDIS_URL_FILE = "redis.url"  # in `serve`'s data directory, while its embedded Redis runs
 
 
 @click.group()
@@ -92,6 +93,8 @@ def serve(
         data_dir, appendfsync=settings.appendfsync, server=settings.redis_server
     ) as url:
         os.environ["REDIS_URL"] = url
+        # where `ludotheque apps` and `players` find this Redis (their tokens live there too)
+        (Path(data_dir) / REDIS_URL_FILE).write_text(url + "\n")
         if settings.record_key_file is None:  # records' key, kept beside the AOF
             from service.domain.signing import ensure_key_file
 
@@ -439,6 +442,183 @@ def bot(
     client = BotClient(url, game, match_id, token, policy, budget_ms / 1000, rematches=rematches)
     for outcome in client.run_series():
         click.echo(json.dumps(outcome))
+
+
+# -- apps and players: the operator's ----------------------------------------------
+def operator_options(command):  # type: ignore[no-untyped-def]
+    """The options of every command that changes players or apps: their
+    database and the Redis every token is checked from."""
+    command = click.option(
+        "--data-dir",
+        default="data",
+        show_default=True,
+        type=click.Path(file_okay=False),
+        help="`serve`'s data directory: its SQLite database and its embedded Redis, unless "
+        "LUDOTHEQUE_DATABASE_URL or REDIS_URL say otherwise",
+    )(command)
+    command = click.option(
+        "--redis-url", envvar="REDIS_URL", show_envvar=True, help="the service's Redis"
+    )(command)
+    return click.option(
+        "--database-url",
+        envvar="LUDOTHEQUE_DATABASE_URL",
+        show_envvar=True,
+        help="the service's database",
+    )(command)
+
+
+def operator_players(database_url: str | None, redis_url: str | None, data_dir: str):  # type: ignore[no-untyped-def]
+    """The service's players and apps, in its database and its Redis."""
+    import redis
+
+    from service.store.database import check_migrated, default_url, engine_for
+    from service.store.players import Players
+
+    if database_url is None:
+        database_url = default_url(data_dir)
+        if not Path(data_dir, "ludotheque.db").exists():
+            raise click.UsageError("no database: give --database-url, or `serve`'s --data-dir")
+    if redis_url is None:
+        kept = Path(data_dir) / REDIS_URL_FILE
+        if not kept.exists():
+            raise click.UsageError(
+                "no Redis: give --redis-url (REDIS_URL), or run this while `serve` runs with "
+                "the same --data-dir"
+            )
+        redis_url = kept.read_text().strip()
+    engine = engine_for(database_url)
+    try:
+        check_migrated(engine)
+    except Exception as failed:
+        raise click.ClickException(str(failed)) from None
+    ttl = load_or_exit(()).player_token_ttl
+    return Players(engine, redis.Redis.from_url(redis_url), ttl)
+
+
+LIMIT_OPTIONS = (
+    (
+        "--requests",
+        str,
+        "requests per unit of time, e.g. '12000/minute' (as LUDOTHEQUE_RATE_LIMIT_PER_ADDRESS)",
+    ),
+    ("--creations", str, "match and player creations, e.g. '600/minute;6000/hour'"),
+    ("--waiting", click.IntRange(0), "matches waiting for players at once"),
+)
+
+
+def limit_options(command):  # type: ignore[no-untyped-def]
+    for flag, kind, about in reversed(LIMIT_OPTIONS):
+        command = click.option(flag, type=kind, help=about)(command)
+    return command
+
+
+def set_limits(requests: str | None, creations: str | None, waiting: int | None) -> dict:
+    from limits import parse_many
+
+    for option, value in (("--requests", requests), ("--creations", creations)):
+        if value is not None:
+            try:
+                parse_many(value)
+            except ValueError:
+                raise click.BadParameter(
+                    "e.g. '600/minute;6000/hour'", param_hint=option
+                ) from None
+    given = {"requests": requests, "creations": creations, "waiting": waiting}
+    return {k: v for k, v in given.items() if v is not None}
+
+
+@main.group()
+def apps() -> None:
+    """Register the apps that vouch for their users (server to server), their
+    keys and their quotas. Each key is printed once: keep it secret."""
+
+
+@apps.command("create")
+@click.argument("name")
+@limit_options
+@operator_options
+def apps_create(
+    name: str, requests, creations, waiting, database_url, redis_url, data_dir
+) -> None:  # type: ignore[no-untyped-def]
+    """Register the app NAME: prints its id and its first key (slot 1), once.
+    Unset quotas are those of one client address."""
+    players = operator_players(database_url, redis_url, data_dir)
+    app_id, key = players.create_app(name, set_limits(requests, creations, waiting))
+    click.echo(f"app {app_id}")
+    click.echo(f"key {key}")
+
+
+@apps.command("list")
+@operator_options
+def apps_list(database_url, redis_url, data_dir) -> None:  # type: ignore[no-untyped-def]
+    """Every app: id, name, key slots in use, quotas, revoked or not (never a key)."""
+    for app in operator_players(database_url, redis_url, data_dir).list_apps():
+        click.echo(json.dumps(app))
+
+
+@apps.command("key")
+@click.argument("app_id")
+@click.option("--slot", type=click.Choice(["1", "2"]), required=True, help="the slot to (re)fill")
+@operator_options
+def apps_key(app_id: str, slot: str, database_url, redis_url, data_dir) -> None:  # type: ignore[no-untyped-def]
+    """A new key in SLOT of the app, printed once; the key that was there
+    ends, the other slot's keeps working. To rotate: make the new key in the
+    free slot, move the app to it, then revoke the old slot."""
+    players = operator_players(database_url, redis_url, data_dir)
+    try:
+        click.echo(f"key {players.new_key(app_id, int(slot))}")
+    except LookupError as missing:
+        raise click.ClickException(str(missing)) from None
+
+
+@apps.command("revoke")
+@click.argument("app_id")
+@click.option("--slot", type=click.Choice(["1", "2"]), help="end only this key")
+@operator_options
+def apps_revoke(app_id: str, slot: str | None, database_url, redis_url, data_dir) -> None:  # type: ignore[no-untyped-def]
+    """End one key of the app (--slot), or the app itself: both keys and every
+    token of its players. At once, on every server process."""
+    players = operator_players(database_url, redis_url, data_dir)
+    try:
+        players.revoke_app(app_id, None if slot is None else int(slot))
+    except LookupError as missing:
+        raise click.ClickException(str(missing)) from None
+    click.echo(f"revoked {'key ' + slot + ' of ' if slot else ''}app {app_id}")
+
+
+@apps.command("limits")
+@click.argument("app_id")
+@limit_options
+@operator_options
+def apps_limits(
+    app_id: str, requests, creations, waiting, database_url, redis_url, data_dir
+) -> None:  # type: ignore[no-untyped-def]
+    """Set some of the app's quotas (seen by every process within 5 s); prints them all."""
+    players = operator_players(database_url, redis_url, data_dir)
+    try:
+        click.echo(
+            json.dumps(players.set_limits(app_id, set_limits(requests, creations, waiting)))
+        )
+    except LookupError as missing:
+        raise click.ClickException(str(missing)) from None
+
+
+@main.group("players")
+def players_group() -> None:
+    """The operator's players: bot accounts."""
+
+
+@players_group.command("create")
+@click.argument("name")
+@click.option("--bot", is_flag=True, help="a bot account (shown as a bot everywhere)")
+@operator_options
+def players_create(name: str, bot: bool, database_url, redis_url, data_dir) -> None:  # type: ignore[no-untyped-def]
+    """A player named NAME (a bot account with --bot): prints its id and its
+    first token, once (`ludotheque bot --token` plays with it)."""
+    players = operator_players(database_url, redis_url, data_dir)
+    player, token = players.create(name, bot)
+    click.echo(f"player {player['id']}")
+    click.echo(f"token {token}")
 
 
 if __name__ == "__main__":

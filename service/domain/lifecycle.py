@@ -52,6 +52,7 @@ def leave(matches: Matches, game: Game, match_id: str, seat: int, token: str) ->
             # a rematch seat goes back to its player, who may take it again
             match["seats"][seat] = {"name": held["name"], "token": None, "bot": None}
             match["seats"][seat]["awaits"] = True
+            match["seats"][seat] |= {k: held[k] for k in ("player", "bot_account") if k in held}
         else:
             match["seats"][seat] = {"name": None, "token": None, "bot": None}
         return [{"type": "seat_left", "seat": seat}]
@@ -197,12 +198,18 @@ def _take_rematch_seat(
                 "rematch_already_accepted",
                 f"seat {seat} has already taken its seat {new_seat} in the rematch {new_id}",
             )
-        token = auth.new_token()
-        new["seats"][new_seat] = {
-            "name": held["name"],
-            "token": auth.token_hash(token),
-            "bot": None,
-        }
+        player = held.get("player")
+        if player is not None:  # the player's seat, held by the player as before
+            token = ""
+            new["seats"][new_seat] = {k: v for k, v in held.items() if k != "awaits"}
+            new["seats"][new_seat]["token"] = auth.token_hash(auth.player_identity(player))
+        else:
+            token = auth.new_token()
+            new["seats"][new_seat] = {
+                "name": held["name"],
+                "token": auth.token_hash(token),
+                "bot": None,
+            }
         events.append({"type": "seat_joined", "seat": new_seat, "name": held["name"], "bot": None})
         status, waited = status_of(game, new), loaded.version > 0
         if status == "active":
@@ -217,9 +224,8 @@ def _take_rematch_seat(
         "game": game.name,
         "seat": new_seat,
         "name": new["seats"][new_seat]["name"],
-        "token": token,
         "status": status,
-    }
+    } | ({"token": token} if token else {"player": new["seats"][new_seat]["player"]})
 
 
 def _charge_creation(matches: Matches, new: dict[str, Any], waiting: bool) -> None:
@@ -260,8 +266,11 @@ def rematch_match(
                 {"name": held["name"], "token": None, "bot": held.get("bot")}
                 | ({"bot_url": held["bot_url"]} if "bot_url" in held else {})
             )
-        else:
-            seats.append({"name": held["name"], "token": None, "bot": None, "awaits": True})
+        else:  # a person's (a player's stays the player's)
+            seats.append(
+                {"name": held["name"], "token": None, "bot": None, "awaits": True}
+                | {k: held[k] for k in ("player", "bot_account") if k in held}
+            )
     return {
         "id": new_id or uuid.uuid4().hex,
         "game": old["game"],

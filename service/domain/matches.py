@@ -171,7 +171,9 @@ class Matches:
             state = game.setup(engine_options(options), len(players), randomness["seed"])
         except IllegalAction as refused:
             raise Problem(422, "invalid_options", refused.message) from None
-        tokens = [auth.new_token() if "name" in p else None for p in players]
+        check_players_seated_once([p["player"]["id"] for p in players if "player" in p])
+        # a named seat gets a token of its own; a player's is held by the player
+        tokens = [auth.new_token() if "name" in p and "player" not in p else None for p in players]
         match = {
             "id": uuid.uuid4().hex,
             "game": game.name,
@@ -184,6 +186,7 @@ class Matches:
                     "bot": p.get("bot"),
                 }
                 | ({"bot_url": p["bot_url"]} if "bot_url" in p else {})
+                | (held_by(p["player"]) if "player" in p else {})
                 for p, t in zip(players, tokens, strict=True)
             ],
             "deadlines": [None] * len(players),
@@ -218,23 +221,29 @@ class Matches:
         name: str | None,
         bot: str | None = None,
         address: str | None = None,
+        player: Player | None = None,
     ) -> dict[str, Any]:
-        """Give open ``seat`` to a person (answering its token) or to a bot,
-        which is charged to the joiner's ``address``."""
+        """Give open ``seat`` to a person (answering its token), to a
+        ``player`` (who holds it with its own token) or to a bot, which is
+        charged to the joiner's ``address``."""
         check_bot(game, bot)
         token = None
+        if player is not None:
+            name = player["name"]
 
         def decide(loaded: Loaded) -> Change:
             nonlocal token
             seats = loaded.match["seats"]
             access.check_join(loaded.match, seat)
-            token = None if bot else auth.new_token()
+            if player is not None:
+                check_players_seated_once([s.get("player") for s in seats] + [player["id"]])
+            token = None if bot or player else auth.new_token()
             seats[seat] = {
                 "name": name,
                 "token": auth.token_hash(token) if token else None,
                 "bot": bot,
                 "joined": True,  # a stranger's seat: it may leave, not abort
-            }
+            } | (held_by(player) if player else {})
             if bot:
                 if address and address != loaded.match.get("creator"):
                     seats[seat]["payer"] = address
@@ -250,6 +259,8 @@ class Matches:
             waits = status_of(game, match) == "waiting"
             self.quotas.joined(creator, match_id, waits, time.time())
         taken = {"seat": seat, "name": name, "bot": bot}
+        if player is not None:
+            taken |= {"player": player["id"]}
         return taken | ({"token": token} if token else {})
 
     def play(
@@ -356,6 +367,27 @@ def replayed(record: bytes, fingerprint: str) -> bytes:
 
 
 # -- seats and bots ------------------------------------------------------------------
+Player = dict[str, Any]  # a player taking a seat: its id, name and whether it is a bot
+
+
+def held_by(player: Player) -> dict[str, Any]:
+    """What a seat held by ``player`` stores: the player, and the hash of its
+    identity as the seat's holder (``service.domain.tokens``)."""
+    return {
+        "name": player["name"],
+        "token": auth.token_hash(auth.player_identity(player["id"])),
+        "player": player["id"],
+    } | ({"bot_account": True} if player.get("bot") else {})
+
+
+def check_players_seated_once(players: Sequence[str | None]) -> None:
+    """A player holds at most one seat of a match: its token acts for the seat
+    it holds, which must be one."""
+    seated = [p for p in players if p is not None]
+    if len(seated) != len(set(seated)):
+        raise Problem(409, "already_seated", "a player holds one seat of a match at most")
+
+
 def bounded_for_bots(game: Game, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` with the game's ``arena_options`` where they are unset
     (null), for a table of bots only: under the rulebook's Ducale stock,

@@ -1,4 +1,20 @@
-"""Seat tokens: 32 random bytes, URL-safe; only their SHA-256 is stored."""
+"""Bearer tokens: what each kind looks like, and how a seat is held.
+
+Every token the server hands out says what it is (so that secret scanners
+find a leaked one): ``ldq_seat_`` (one seat of one match), ``ldq_player_``
+(a player: every seat it holds) and ``ldq_app_`` (an app's key, server to
+server), each followed by 32 random bytes, URL-safe. Only their SHA-256 is
+stored. Seat tokens handed out before the prefixes keep working.
+
+A seat stores the hash of whoever holds it: a seat token's, or, for a seat
+a player holds, the hash of that player's *identity*, which the request's
+player token resolves to (``service.http.credentials``). So a seat held by
+a player is held by every token of that player, on every device, and by no
+revoked or expired one; and everything that compares holders (who acts,
+who follows, idempotency keys, the per-token limit) works the same for
+both. An identity starts with a NUL byte: no bearer token a client can send
+is one (``is_identity``).
+"""
 
 from __future__ import annotations
 
@@ -9,13 +25,40 @@ from collections.abc import Sequence
 
 from service.domain.problems import Problem
 
+SEAT = "ldq_seat_"
+PLAYER = "ldq_player_"
+APP = "ldq_app_"
+IDENTITY = "\x00"  # starts every identity a token resolves to
 
-def new_token() -> str:
-    return secrets.token_urlsafe(32)
+
+def new_token(kind: str = SEAT) -> str:
+    return kind + secrets.token_urlsafe(32)
 
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def player_identity(player_id: str) -> str:
+    """What a player token stands for in a request: the player itself."""
+    return f"{IDENTITY}player:{player_id}"
+
+
+def app_identity(app_id: str) -> str:
+    """What an app key stands for in a request: the app, which holds no seat."""
+    return f"{IDENTITY}app:{app_id}"
+
+
+def is_identity(token: str) -> bool:
+    return token.startswith(IDENTITY)
+
+
+def player_of(token: str | None) -> str | None:
+    """The player a request's bearer stands for, if it is a player's identity."""
+    prefix = IDENTITY + "player:"
+    if token is None or not token.startswith(prefix):
+        return None
+    return token[len(prefix) :]
 
 
 def seat_of(token: str, seat_hashes: Sequence[str | None]) -> int:

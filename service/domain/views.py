@@ -62,5 +62,7 @@ def public_seats(match: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {"seat": i, "name": s["name"], "bot": s.get("bot"), "open": is_open(s)}
         | ({"reserved": True} if s.get("awaits") else {})
+        | ({"player": s["player"]} if s.get("player") else {})
+        | ({"bot_account": True} if s.get("bot_account") else {})
         for i, s in enumerate(match["seats"])
     ]

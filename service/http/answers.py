@@ -23,11 +23,14 @@ PROBLEM_JSON = "application/problem+json"
 PROBLEMS = {
     400: "Malformed request (invalid_request)",
     401: "Token or stream ticket missing, malformed or used, or the ticket's seat changed hands "
-    "(token_required, invalid_ticket)",
-    403: "Token holds no seat here (invalid_token)",
-    404: "Unknown game, match or seat",
+    "(token_required, invalid_ticket); a player token or app key unknown, revoked or expired "
+    "(invalid_token)",
+    403: "Token holds no seat here (invalid_token); a token of another kind than the operation "
+    "takes (wrong_token_kind); a bot account asked for without an app key "
+    "(bot_accounts_by_apps)",
+    404: "Unknown game, match, seat or player (player_not_found)",
     409: "Not now: not_your_turn, match_not_started, match_over, match_not_over, seat_taken, "
-    "conflict",
+    "conflict; already_seated: a player holds one seat of a match at most",
     412: "If-Match names another version (version_mismatch)",
     413: "Body too large (payload_too_large)",
     422: "Schema-invalid body (invalid_request, invalid_options), illegal move "
@@ -38,7 +41,8 @@ PROBLEMS = {
     "too_many_waiting_matches; bot_seats_exceeded: the creating address holds its cap of live "
     "bot seats",
     503: "The store is unavailable (store_unavailable), or this process follows all the "
-    "streams it can (too_many_followers)",
+    "streams it can (too_many_followers); players_unavailable: this deployment keeps no "
+    "players (no database, Retry-After: 3600); archive_unavailable: the database is down",
 }
 
 

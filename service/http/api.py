@@ -30,6 +30,7 @@ from service.http.game_schemas import (
     register_components,
 )
 from service.http.history import history_blueprint
+from service.http.players import players_blueprint
 from service.http.streams import streams_blueprint
 
 UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")
@@ -81,13 +82,32 @@ def game_blueprint(api: Api, game: Game) -> Blueprint:
 
 def init_api(api: Api) -> None:
     api.spec.components.security_scheme(
-        "seatToken", {"type": "http", "scheme": "bearer", "description": "a seat's token"}
+        "seatToken",
+        {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "a seat's token (`ldq_seat_…`), or a player token (`ldq_player_…`), "
+            "which holds every seat its player holds",
+        },
+    )
+    api.spec.components.security_scheme(
+        "playerToken",
+        {"type": "http", "scheme": "bearer", "description": "a player token (`ldq_player_…`)"},
+    )
+    api.spec.components.security_scheme(
+        "appKey",
+        {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "an app's key (`ldq_app_…`), server to server only",
+        },
     )
     register_components(api)
     api.register_blueprint(games.games_blueprint(api))
     api.register_blueprint(records.record_key_blueprint())
     api.register_blueprint(streams_blueprint(MULTI_SSE_RESPONSE, problems))
     api.register_blueprint(history_blueprint())
+    api.register_blueprint(players_blueprint())
     for game in GAMES.values():
         api.register_blueprint(game_blueprint(api, game))
     complete(api.spec)

@@ -86,6 +86,11 @@ CODES = [
     "store_unavailable",
     "archive_unavailable",
     "too_many_exports",
+    "players_unavailable",
+    "player_not_found",
+    "already_seated",
+    "wrong_token_kind",
+    "bot_accounts_by_apps",
     "internal_error",
 ]
 

@@ -21,6 +21,7 @@ that answer becomes the 429 when a limit is over: no request goes uncounted.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, Response, g, has_request_context, request
@@ -41,12 +42,18 @@ def pending_counters() -> list[Counter]:
     return g.pop("rate_limit_counters", [])
 
 
-def init_limits(app: Flask, client: Any) -> None:
-    """Count every request against its limits (unless RATELIMIT_ENABLED is off)."""
+def init_limits(
+    app: Flask, client: Any, set_for: Callable[[str], dict[str, Any]] | None = None
+) -> None:
+    """Count every request against its limits (unless RATELIMIT_ENABLED is
+    off); ``set_for``: the quotas an app has set (its client key's)."""
     if not app.config["RATELIMIT_ENABLED"]:
         return
     limits = RateLimits(
-        client, app.config["RATE_LIMIT_PER_ADDRESS"], app.config["RATE_LIMIT_PER_TOKEN"]
+        client,
+        app.config["RATE_LIMIT_PER_ADDRESS"],
+        app.config["RATE_LIMIT_PER_TOKEN"],
+        set_for,
     )
 
     @app.before_request

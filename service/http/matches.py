@@ -24,10 +24,19 @@ from service.http.bearer import bearer_token
 from service.http.caching import VIEWER_HEADERS
 from service.http.contract import header_parameters, header_ref
 from service.http.game_schemas import GameContract
+from service.http.players import seat_player
 from service.http.schemas import LobbyQuerySchema, LobbySchema, MatchQuerySchema
 from service.http.streams import address
 from service.live.turns import turn_of
 from service.store import lobby
+
+
+def seated(player: dict[str, Any]) -> dict[str, Any]:
+    """A creation body's seat, with the player it names looked up."""
+    if "player" not in player:
+        return player
+    found = seat_player(player["player"])
+    return {"name": found["name"], "player": found}
 
 
 def add_routes(blp: Blueprint, contract: GameContract) -> None:
@@ -47,12 +56,14 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             """Create a match.
 
             Each `{"name": ..}` seat is taken now and gets its token in this
-            answer only; each `{}` seat stays open for someone to join.
+            answer only; a `{"player": "me"}` seat is your player's (with a
+            player token), held by its own tokens; each `{}` seat stays open
+            for someone to join.
             """
             options = body.get("options") or contract.options().load({})
             answer = matches().create(
                 game,
-                body["players"],
+                [seated(p) for p in body["players"]],
                 options,
                 body.get("seed"),
                 body["listed"],

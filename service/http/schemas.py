@@ -61,18 +61,30 @@ BOT = fields.String(
 )
 
 
+PLAYER_ID = fields.String(
+    validate=validate.Regexp(r"^([0-9a-f]{32}|me)$"),
+    metadata={
+        "description": "a player holds this seat: `me` with a player token (your player), "
+        "or, with an app key, the id of one of the app's players. No seat token is "
+        "given: the player's own tokens act for it"
+    },
+)
+
+
 class PlayerSchema(Schema):
     """A seat at creation: ``{"name": ..}`` takes it now (and gets a token),
-    ``{"bot": "mcts"}`` gives it to a bot, ``{}`` leaves it open."""
+    ``{"player": "me"}`` gives it to your player, ``{"bot": "mcts"}`` to a
+    bot, ``{}`` leaves it open."""
 
     name = fields.String(validate=valid_name, metadata={"example": "Ada"})
+    player = PLAYER_ID
     bot = BOT
     bot_url = calls_schemas.BOT_URL
 
     @validates_schema
     def one_of_name_or_bot(self, data: dict, **kwargs: object) -> None:
-        if len(data.keys() & {"name", "bot", "bot_url"}) > 1:
-            raise ValidationError("a seat takes a name, a bot or a bot_url, one at most")
+        if len(data.keys() & {"name", "player", "bot", "bot_url"}) > 1:
+            raise ValidationError("a seat takes a name, a player, a bot or a bot_url, one at most")
 
 
 class CreateMatchSchema(Schema):
@@ -100,15 +112,16 @@ class CreateMatchSchema(Schema):
 
 
 class JoinSchema(Schema):
-    """Take an open seat: ``{"name": ..}`` for a person, ``{"bot": ..}`` for a bot."""
+    """Take an open seat: ``{"name": ..}`` for a person, ``{"bot": ..}`` for
+    a bot; with a player token, ``{}`` for your player."""
 
     name = fields.String(validate=valid_name, metadata={"example": "Grace"})
     bot = BOT
 
     @validates_schema
-    def exactly_one_of_name_or_bot(self, data: dict, **kwargs: object) -> None:
-        if ("name" in data) == ("bot" in data):
-            raise ValidationError("give exactly one of name or bot")
+    def at_most_one_of_name_or_bot(self, data: dict, **kwargs: object) -> None:
+        if "name" in data and "bot" in data:
+            raise ValidationError("give one of name or bot (or neither, with a player token)")
 
 
 class SeatSchema(Schema):
@@ -121,6 +134,15 @@ class SeatSchema(Schema):
     )
     reserved = fields.Boolean(
         metadata={"description": "a rematch seat kept for its holder (present only when true)"}
+    )
+    player = fields.String(
+        metadata={
+            "description": "the player holding this seat (its public profile: "
+            "GET /v1/players/{id}); absent for a seat token's holder or a server bot"
+        }
+    )
+    bot_account = fields.Boolean(
+        metadata={"description": "the player is a bot account (present only when true)"}
     )
 
 
@@ -307,6 +329,9 @@ class JoinedSchema(Schema):
     token = fields.String(
         metadata={"description": "a person's seat token: keep it, it is shown once"}
     )
+    player = fields.String(
+        metadata={"description": "your player, who holds the seat with its own tokens"}
+    )
 
 
 class ActionQuerySchema(Schema):
@@ -427,7 +452,10 @@ class RematchSchema(Schema):
     game = fields.String(required=True)
     seat = fields.Integer(required=True, metadata={"description": "your seat in the new match"})
     name = fields.String(allow_none=True, required=True)
-    token = fields.String(required=True, metadata={"description": "your new seat's token"})
+    token = fields.String(
+        metadata={"description": "your new seat's token (absent when your player holds it)"}
+    )
+    player = fields.String(metadata={"description": "your player, who holds the new seat"})
     status = fields.String(
         required=True,
         validate=validate.OneOf(["waiting", "active"]),

@@ -239,6 +239,15 @@ class Settings:
         group=CLIENTS,
         config="MAX_WAITING_PER_ADDRESS",
     )
+    player_token_ttl: int = setting(
+        "LUDOTHEQUE_PLAYER_TOKEN_TTL",
+        30 * 24 * 3600,
+        whole(60),
+        "seconds a player token (`ldq_player_…`) works; before then its device asks for a "
+        "new one with it (`POST /v1/players/me/tokens`)",
+        group=CLIENTS,
+        config="PLAYER_TOKEN_TTL",
+    )
     bot_seats_per_address: int = setting(
         "LUDOTHEQUE_BOT_SEATS_PER_ADDRESS",
         12,

@@ -11,8 +11,10 @@ trip (``RateLimits.hit_now``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import redis
@@ -60,22 +62,49 @@ def key_start(scope: str, limit: RateLimitItem) -> str:
     return f"{PREFIX}:{scope}:{limit.amount}/{limit.get_expiry()}:"
 
 
+@functools.lru_cache(maxsize=256)
+def parsed(limits: str) -> tuple[RateLimitItem, ...]:
+    return tuple(parse_many(limits))
+
+
+@functools.lru_cache(maxsize=256)
+def scoped_limits(
+    scope: str, limits: tuple[RateLimitItem, ...]
+) -> list[tuple[str, RateLimitItem, int]]:
+    return [(key_start(scope, limit), limit, limit.get_expiry()) for limit in limits]
+
+
 class RateLimits:
     """The limits of one app and the Redis client that counts them."""
 
-    def __init__(self, client: Any, per_address: str, per_token: str) -> None:
+    def __init__(
+        self,
+        client: Any,
+        per_address: str,
+        per_token: str,
+        set_for: Callable[[str], dict[str, Any]] | None = None,
+    ) -> None:
+        """``set_for(address)``: the quotas set for an app's client key
+        (``service.http.credentials.AppLimits``): its ``requests`` replace
+        the limits per address."""
         self.client = client
-        self.per_address = parse_many(per_address)
-        self.per_token = parse_many(per_token)
+        self.per_address = parsed(per_address)
+        self.per_token = parsed(per_token)
+        self.set_for = set_for
         # each limit with the start of its counters' keys and its window, once
         self.scoped = {
-            scope: [(key_start(scope, limit), limit, limit.get_expiry()) for limit in limits]
+            scope: scoped_limits(scope, limits)
             for scope, limits in (("address", self.per_address), ("token", self.per_token))
         }
 
     def counters(self, address: str, token: str | None, now: float) -> list[Counter]:
         """The counters a request from ``address`` (with ``token``) hits."""
-        scoped = [(address, limit) for limit in self.scoped["address"]]
+        per_address = self.scoped["address"]
+        if self.set_for is not None:
+            requests = self.set_for(address).get("requests")
+            if requests is not None:
+                per_address = scoped_limits("address", parsed(requests))
+        scoped = [(address, limit) for limit in per_address]
         if token is not None:
             holder = token_hash(token)
             scoped += [(holder, limit) for limit in self.scoped["token"]]

@@ -18,12 +18,14 @@ its entry in one more round trip, on that join only.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from limits import RateLimitItem, parse_many
+from limits import RateLimitItem
 
 from service.domain.problems import Problem
-from service.store.counters import HIT
+from service.store.counters import HIT, parsed
 
 PREFIX = "ludotheque:q"
 
@@ -76,26 +78,42 @@ class Quotas:
     max_waiting: int  # waiting matches per address at once
     waiting_ttl: int  # seconds a waiting match lives after its last change
     per_address: tuple[RateLimitItem, ...]  # creations per address
+    # the quotas set for an app's client key (service.http.credentials.AppLimits):
+    # its ``creations`` and ``waiting`` replace the per-address ones
+    set_for: Callable[[str], dict[str, Any]] | None = None
 
     @classmethod
-    def of(cls, client: object, max_waiting: int, waiting_ttl: int, creations: str) -> Quotas:
-        return cls(client, max_waiting, waiting_ttl, tuple(parse_many(creations)))
+    def of(
+        cls,
+        client: object,
+        max_waiting: int,
+        waiting_ttl: int,
+        creations: str,
+        set_for: Callable[[str], dict[str, Any]] | None = None,
+    ) -> Quotas:
+        return cls(client, max_waiting, waiting_ttl, parsed(creations), set_for)
 
     def admit(self, address: str, match_id: str | None, now: float) -> None:
         """Count a creation by ``address``, and ``match_id`` among its waiting
         matches (None: it starts at once); 429 when over a limit or the cap."""
+        per_address, max_waiting = self.per_address, self.max_waiting
+        if self.set_for is not None:
+            set_ = self.set_for(address)
+            max_waiting = set_.get("waiting", max_waiting)
+            if "creations" in set_:
+                per_address = parsed(set_["creations"])
         keys = [f"{PREFIX}:waiting:{tag(address)}"]
         windows = []
-        for limit in self.per_address:
+        for limit in per_address:
             expiry = limit.get_expiry()
             window = int(now // expiry)
             keys.append(f"{PREFIX}:create:{tag(address)}:{limit.amount}/{expiry}:{window}")
             windows.append(expiry)
-        args = [now, match_id or "", now + self.waiting_ttl, self.max_waiting, self.waiting_ttl]
-        args += windows + [limit.amount for limit in self.per_address]
+        args = [now, match_id or "", now + self.waiting_ttl, max_waiting, self.waiting_ttl]
+        args += windows + [limit.amount for limit in per_address]
         answer = self.client.eval(ADMIT, len(keys), *keys, *args)
         if int(answer[0]) == 1:
-            limit = self.per_address[int(answer[1])]
+            limit = per_address[int(answer[1])]
             window = limit.get_expiry()
             retry = max(1, math.ceil((now // window + 1) * window - now))
             raise Problem(
@@ -109,10 +127,10 @@ class Quotas:
             raise Problem(
                 429,
                 "too_many_waiting_matches",
-                f"this address already has {self.max_waiting} matches waiting for players; "
+                f"this client already has {max_waiting} matches waiting for players; "
                 "one must start or expire first",
                 headers={"Retry-After": str(retry)},
-                max_waiting=self.max_waiting,
+                max_waiting=max_waiting,
             )
 
     def joined(self, address: str, match_id: str, waiting: bool, now: float) -> None:

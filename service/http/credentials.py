@@ -1,0 +1,137 @@
+"""Player tokens and app keys: resolved once per request, here.
+
+A request whose bearer is an ``ldq_player_`` token or an ``ldq_app_`` key
+is resolved first (one Redis round trip: ``service.store.players``), before
+anything else reads the request. From then on:
+
+- its bearer is the *identity* the token stands for
+  (``service.domain.tokens``): a player's holds every seat the player
+  holds, on every device; an app's holds no seat. So every check made on a
+  seat token (who acts, follows, leaves; idempotency; the per-token limit)
+  is made the same way on a player;
+- its client key, which every count kept per address counts, is its app's
+  (``app:<id>``) when the token is an app's key or a token of one of its
+  players: an app that calls from its own servers, for all its users, has
+  its own quotas (``ludotheque apps limits``), never its address's.
+
+An unknown, revoked or expired token is refused with 401 ``invalid_token``,
+after the rate limits have counted the request (a client spraying made-up
+tokens pays for each). Seat tokens, and requests without a token, are left
+as they are.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import Flask, g, request
+
+from service.domain import tokens as auth
+from service.domain.problems import Problem
+from service.http.caching import request_header
+from service.store.players import Credential, Players
+
+APP_KEY = "app:"  # a client key that is an app's, not an address
+LIMITS_TTL_S = 5.0  # how long a process trusts an app's quotas it has read
+
+
+def unknown_token() -> Problem:
+    return Problem(
+        401,
+        "invalid_token",
+        "this token is unknown, revoked or expired",
+        headers={"WWW-Authenticate": 'Bearer realm="ludotheque", error="invalid_token"'},
+    )
+
+
+def credential() -> Credential | None:
+    """The player or app the current request speaks for (None: a seat
+    token, or no token)."""
+    return g.get("credential")
+
+
+def required_credential(kind: str | None = None) -> Credential:
+    """The request's player token (``kind="player"``) or app key
+    (``"app"``), or either; 401 without one, 403 with the other kind."""
+    found = credential()
+    if found is None:
+        what = {"player": "a player token", "app": "an app key"}.get(
+            kind or "", "a player token or an app key"
+        )
+        raise Problem(
+            401,
+            "token_required",
+            f"use 'Authorization: Bearer <{what}>'",
+            headers={"WWW-Authenticate": 'Bearer realm="ludotheque"'},
+        )
+    if kind is not None and found.kind != kind:
+        raise Problem(403, "wrong_token_kind", f"this operation takes a {kind} token")
+    return found
+
+
+class AppLimits:
+    """Each app's quotas as this process last read them (at most
+    ``LIMITS_TTL_S`` ago): a change is seen within seconds, and a request
+    pays no round trip for them."""
+
+    def __init__(self, players: Players) -> None:
+        self.players = players
+        self.read: dict[str, tuple[float, dict[str, Any]]] = {}
+
+    def of(self, client_key: str) -> dict[str, Any]:
+        """The quotas set for the app whose client key is ``client_key``
+        ({}: an address, or an app that set none)."""
+        if not client_key.startswith(APP_KEY):
+            return {}
+        app_id = client_key[len(APP_KEY) :]
+        now = time.monotonic()
+        kept = self.read.get(app_id)
+        if kept is None or now - kept[0] > LIMITS_TTL_S:
+            if len(self.read) > 10_000:
+                self.read.clear()
+            kept = self.read[app_id] = (now, self.players.app_limits(app_id))
+        return kept[1]
+
+
+def init_credentials(app: Flask, players: Players | None) -> None:
+    """Resolve player tokens and app keys before the rate limits count the
+    request (``resolve``); refuse unknown ones once they have (``refuse``)."""
+
+    @app.before_request
+    def resolve() -> None:
+        header = request_header("Authorization")
+        if header is None:
+            return
+        token = header.strip().partition(" ")[2].strip()
+        if auth.is_identity(token):
+            g.refused = unknown_token()
+            return
+        if not token.startswith((auth.PLAYER, auth.APP)):
+            return
+        if players is None:
+            g.refused = Problem(
+                503,
+                "players_unavailable",
+                "this server keeps no players: it has no database (LUDOTHEQUE_DATABASE_URL)",
+                headers={"Retry-After": "3600"},  # a configuration changes in hours, if ever
+            )
+            return
+        found = players.resolve(token)
+        if found is None:
+            g.refused = unknown_token()
+            return
+        g.credential = found
+        request.environ["HTTP_AUTHORIZATION"] = "Bearer " + found.identity
+        if found.app is not None:  # (werkzeug reads the environ's once, into the request)
+            request.environ["REMOTE_ADDR"] = request.remote_addr = APP_KEY + found.app
+
+
+def init_refusals(app: Flask) -> None:
+    """After the rate limits: refuse a request whose token was refused."""
+
+    @app.before_request
+    def refuse() -> None:
+        refused = g.pop("refused", None)
+        if refused is not None:
+            raise refused

@@ -1,0 +1,291 @@
+"""Players and apps: ``/v1/players`` (guests, public profiles, one's own
+tokens and account) and ``/v1/apps/me/players`` (an app's users, server to
+server). Who may call each, what it reveals and costs:
+docs/operators/security.md. How tokens are kept: ``service.store.players``."""
+
+from __future__ import annotations
+
+import datetime
+import time
+from typing import Any
+
+from flask import Response, current_app, request
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from service.domain import tokens as auth
+from service.domain.matches import Player
+from service.domain.problems import Problem
+from service.http.answers import json_response, matches, problems
+from service.http.arguments import Blueprint
+from service.http.credentials import credential, required_credential
+from service.http.schemas import valid_name
+from service.store.players import Players
+
+PLAYER_TOKEN = [{"playerToken": []}]
+APP_KEY = [{"appKey": []}]
+PLAYER_ID = validate.Regexp(r"^[0-9a-f]{32}$", error="a player id: 32 hexadecimal digits")
+
+
+def players() -> Players:
+    found = current_app.extensions.get("ludotheque.players")
+    if found is None:
+        raise Problem(
+            503,
+            "players_unavailable",
+            "this server keeps no players: it has no database (LUDOTHEQUE_DATABASE_URL)",
+            headers={"Retry-After": "3600"},  # a configuration changes in hours, if ever
+        )
+    return found
+
+
+def rfc3339(ms: int) -> str:
+    moment = datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def player_of_request() -> Player:
+    """The player whose token the request carries (401/403 otherwise)."""
+    found = players().get(required_credential("player").id)
+    if found is None:  # deleted since its token was read
+        raise Problem(401, "invalid_token", "this token is unknown, revoked or expired")
+    return found
+
+
+def seat_player(asked: str) -> Player:
+    """The player a seat is given to: ``me`` (the request's player) or, for
+    an app, one of its own players by id."""
+    if asked == "me":
+        return as_seat_player(player_of_request())
+    app = required_credential("app")
+    found = players().get(asked)
+    if found is None or found["app_id"] != app.id:
+        raise Problem(404, "player_not_found", f"the app has no player {asked!r}")
+    return as_seat_player(found)
+
+
+def as_seat_player(found: dict[str, Any]) -> Player:
+    return {"id": found["id"], "name": found["name"], "bot": found["bot"]}
+
+
+# -- schemas ---------------------------------------------------------------------
+class NewPlayerSchema(Schema):
+    name = fields.String(required=True, validate=valid_name, metadata={"example": "Ada"})
+    bot = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "a bot account (only an app may make one; shown as a bot everywhere)"
+        },
+    )
+
+
+class AppPlayerSchema(NewPlayerSchema):
+    external_id = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=200),
+        metadata={
+            "description": "the app's own id for its user: the same one is always the same player"
+        },
+    )
+
+
+class TokenSchema(Schema):
+    token = fields.String(
+        required=True,
+        metadata={
+            "description": "a player token (`ldq_player_…`): shown once, keep it on the device"
+        },
+    )
+    token_expires_at = fields.String(required=True, metadata={"description": "RFC 3339"})
+
+
+class ProfileSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True, metadata={"description": "not unique; ids are"})
+    bot = fields.Boolean(required=True, metadata={"description": "a bot account"})
+    created_at = fields.String(required=True, metadata={"description": "RFC 3339"})
+    matches_played = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "archived matches played, per game"},
+    )
+
+
+class CreatedPlayerSchema(ProfileSchema, TokenSchema):
+    pass
+
+
+class AppPlayerAnswerSchema(CreatedPlayerSchema):
+    created = fields.Boolean(
+        required=True, metadata={"description": "true when this call made the player"}
+    )
+
+
+class RevokedSchema(Schema):
+    revoked = fields.Integer(required=True, metadata={"description": "how many tokens ended"})
+
+
+class PlayerPathSchema(Schema):
+    player_id = fields.String(required=True, validate=PLAYER_ID)
+
+
+def profile_of(player_id: str) -> dict[str, Any]:
+    found = players().profile(player_id)
+    if found is None:
+        raise Problem(404, "player_not_found", f"no player {player_id!r}")
+    created = found.pop("created_ms")
+    return found | {"created_at": rfc3339(created)}
+
+
+def with_token(player_id: str, token: str) -> dict[str, Any]:
+    expires = players().token_expiry(auth.token_hash(token))
+    return profile_of(player_id) | {"token": token, "token_expires_at": rfc3339(expires or 0)}
+
+
+def charge_creation() -> None:
+    """A new player counts as a creation against its client's quotas."""
+    quotas = matches().quotas
+    if quotas is not None:
+        quotas.admit(request.remote_addr or "unknown", None, time.time())
+
+
+def players_blueprint() -> Blueprint:
+    blp = Blueprint(
+        "players",
+        __name__,
+        url_prefix="/v1",
+        description="Players: guests, an app's users, bot accounts; their tokens and profiles",
+    )
+
+    @blp.route("/players")
+    class PlayerCollection(MethodView):
+        @blp.arguments(NewPlayerSchema())
+        @blp.response(201, CreatedPlayerSchema)
+        @blp.doc(
+            operationId="create_player", security=[{}], **problems(400, 403, 413, 422, 429, 503)
+        )
+        def post(self, body: dict[str, Any]) -> Response:
+            """Create a guest player (a browser's or a phone's): its id and
+            first token, shown once. Counts as a creation against the caller's
+            quotas. Only an app (with its key) may create a bot account."""
+            found = credential()
+            if body["bot"] and (found is None or found.kind != "app"):
+                raise Problem(
+                    403, "bot_accounts_by_apps", "only an app (or the operator) makes bot accounts"
+                )
+            charge_creation()
+            app = found.id if found is not None and found.kind == "app" else None
+            player, token = players().create(body["name"], body["bot"], app_id=app)
+            return json_response(with_token(player["id"], token), 201)
+
+    @blp.route("/players/me")
+    class Me(MethodView):
+        @blp.response(200, ProfileSchema)
+        @blp.doc(operationId="get_my_player", security=PLAYER_TOKEN, **problems(401, 403, 503))
+        def get(self) -> Response:
+            """Your player's profile."""
+            return json_response(profile_of(player_of_request()["id"]))
+
+        @blp.response(204)
+        @blp.doc(operationId="delete_my_player", security=PLAYER_TOKEN, **problems(401, 403, 503))
+        def delete(self) -> Response:
+            """Leave for good: every token ends, the name becomes "deleted
+            player" in the archive and its records, nothing else is kept."""
+            forget(player_of_request()["id"])
+            return Response(status=204)
+
+    @blp.route("/players/me/tokens")
+    class MyTokens(MethodView):
+        @blp.response(201, TokenSchema)
+        @blp.doc(operationId="renew_my_token", security=PLAYER_TOKEN, **problems(401, 403, 503))
+        def post(self) -> Response:
+            """A new token for your player, asked with the current one before
+            it expires (which keeps working until then, or until revoked)."""
+            player = player_of_request()
+            token = players().new_token(player["id"])
+            expires = players().token_expiry(auth.token_hash(token)) or 0
+            return json_response({"token": token, "token_expires_at": rfc3339(expires)}, 201)
+
+        @blp.response(200, RevokedSchema)
+        @blp.doc(operationId="revoke_my_tokens", security=PLAYER_TOKEN, **problems(401, 403, 503))
+        def delete(self) -> Response:
+            """End every token of your player, this one included (every device signs out)."""
+            player = player_of_request()
+            return json_response({"revoked": players().revoke(player["id"])})
+
+    @blp.route("/players/me/tokens/current")
+    class MyToken(MethodView):
+        @blp.response(200, RevokedSchema)
+        @blp.doc(operationId="revoke_my_token", security=PLAYER_TOKEN, **problems(401, 403, 503))
+        def delete(self) -> Response:
+            """End this token only (this device signs out)."""
+            found = required_credential("player")
+            return json_response({"revoked": players().revoke(found.id, found.digest)})
+
+    @blp.route("/players/<player_id>")
+    class PlayerResource(MethodView):
+        @blp.arguments(PlayerPathSchema(), location="path", as_kwargs=True)
+        @blp.response(200, ProfileSchema)
+        @blp.doc(operationId="get_player", security=[{}], **problems(404, 422, 503))
+        def get(self, player_id: str) -> Response:
+            """A player's public profile: never its app, its app's id for it,
+            nor anything secret."""
+            return json_response(profile_of(player_id))
+
+    @blp.route("/apps/me/players")
+    class AppPlayers(MethodView):
+        @blp.arguments(AppPlayerSchema())
+        @blp.response(200, AppPlayerAnswerSchema)
+        @blp.doc(
+            operationId="app_player",
+            security=APP_KEY,
+            **problems(400, 401, 403, 413, 422, 429, 503),
+        )
+        def post(self, body: dict[str, Any]) -> Response:
+            """Your app's player for your user ``external_id`` (made now if
+            new, with ``name`` and ``bot``), and a new token for that user's
+            device. The same external id is always the same player."""
+            app = required_credential("app")
+            player, token, created = players().for_app(
+                app.id, body["external_id"], body["name"], body["bot"]
+            )
+            return json_response(with_token(player["id"], token) | {"created": created})
+
+    @blp.route("/apps/me/players/<player_id>")
+    class AppPlayer(MethodView):
+        @blp.arguments(PlayerPathSchema(), location="path", as_kwargs=True)
+        @blp.response(204)
+        @blp.doc(operationId="delete_app_player", security=APP_KEY, **problems(401, 403, 404, 503))
+        def delete(self, player_id: str) -> Response:
+            """Delete one of your app's players, as it may delete itself."""
+            forget(app_player(player_id))
+            return Response(status=204)
+
+    @blp.route("/apps/me/players/<player_id>/tokens")
+    class AppPlayerTokens(MethodView):
+        @blp.arguments(PlayerPathSchema(), location="path", as_kwargs=True)
+        @blp.response(200, RevokedSchema)
+        @blp.doc(
+            operationId="revoke_app_player_tokens",
+            security=APP_KEY,
+            **problems(401, 403, 404, 503),
+        )
+        def delete(self, player_id: str) -> Response:
+            """End every token of one of your app's players."""
+            return json_response({"revoked": players().revoke(app_player(player_id))})
+
+    return blp
+
+
+def app_player(player_id: str) -> str:
+    """``player_id``, if it is one of the request's app's players (404 otherwise:
+    another app's player is not told apart from none)."""
+    app = required_credential("app")
+    if not players().owns(app.id, player_id):
+        raise Problem(404, "player_not_found", f"the app has no player {player_id!r}")
+    return player_id
+
+
+def forget(player_id: str) -> None:
+    players().delete(player_id)
