@@ -17,6 +17,11 @@ phases of ``--seconds`` each (after a short warm-up):
   long poll), then plays one of the legal actions the answer lists with
   ``POST .../actions?legal_actions=true``; it also reports the server's
   CPU per action (per move); run only when ``--phases`` names it;
+- ``player``: ``action`` again, with every seat held by a player (issue 36):
+  the matches are created by an app for two of its players each, and every
+  action carries the player's token (``ldq_player_…``) instead of a seat
+  token; run only when ``--phases`` names it; its ``action`` endpoint is
+  compared with ``action``'s (``player_vs_seat``);
 - ``rmw`` and ``get``: the baseline's Lua read-modify-write and GET;
 - ``half``: ``play`` paced at half the request rate ``play`` reached, or at
   ``--half-rate`` requests/s (to compare two versions at the same load).
@@ -90,7 +95,7 @@ PLAYERS = 2  # every game takes two; the costs below use each game's largest cou
 # Ducale to 500 points runs to thousands of actions: a shorter target keeps
 # matches (and the log each one grows) comparable with the other games'.
 OPTIONS: dict[str, dict[str, Any]] = {"ducale": {"target_score": 100}}
-PHASES = ("play", "action", "view", "turns", "rmw", "get", "half")
+PHASES = ("play", "action", "player", "view", "turns", "rmw", "get", "half")
 DEFAULT_PHASES = ("play", "action", "view", "rmw", "get", "half")  # turns: when asked
 LIMITS_PREFIX = PREFIX.encode()
 REQUESTS_PER_CONNECTION = 100
@@ -305,12 +310,33 @@ def script_of(game: str) -> list[tuple[int, bytes]]:
     return SCRIPTS[game]
 
 
+async def create_for_players(
+    client: Client, game: str, seed: int
+) -> tuple[str, list[str], list[int]] | None:
+    """A match of the client's app, each seat given to one of its players
+    (``client.prepared``: the app's key, then each player's id and token)."""
+    key, players = client.prepared
+    body: dict[str, Any] = {"players": [{"player": p} for p, _ in players], "seed": seed}
+    if game in OPTIONS:
+        body["options"] = OPTIONS[game]
+    status, data = await client.call(
+        "create", b"POST", f"/v1/games/{game}/matches", orjson.dumps(body), bearer(key)
+    )
+    if status != 201:
+        return None
+    return orjson.loads(data)["id"], [token for _, token in players], []
+
+
 async def scripted_actions(client: Client) -> None:
-    """Actions only, each known in advance: the server's cost of an action."""
+    """Actions only, each known in advance: the server's cost of an action
+    (with players' tokens when the client was given players)."""
     game = game_of(client.index)
     script = script_of(game)
     while client.running:
-        created = await create(client, game, 1)
+        if client.prepared is None:
+            created = await create(client, game, 1)
+        else:
+            created = await create_for_players(client, game, 1)
         if created is None:
             continue
         match_id, tokens, _ = created
@@ -409,6 +435,34 @@ def prepare_views(port: int, clients: int) -> dict[int, Any]:
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
+def prepare_players(port: int, clients: int, env: dict[str, str]) -> dict[int, Any]:
+    """An app (``ludotheque apps create``, on the server's database and Redis)
+    and two players of it per client, for the ``player`` phase."""
+    made = subprocess.run(
+        [sys.executable, "-m", "service.cli", "apps", "create", "bench"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    key = dict(line.split(" ", 1) for line in made.stdout.splitlines())["key"]
+    prepared = {}
+    with requests.Session() as http:
+        for index in range(clients):
+            players = []
+            for seat in range(PLAYERS):
+                answer = http.post(
+                    f"http://{HOST}:{port}/v1/apps/me/players",
+                    json={"external_id": f"bench-{index}-{seat}", "name": f"P{seat}"},
+                    headers={"Authorization": f"Bearer {key}"},
+                )
+                answer.raise_for_status()
+                players.append((answer.json()["id"], answer.json()["token"]))
+            prepared[index] = (key, players)
+    return prepared
+
+
 async def read_modify_write(client: Client) -> None:
     path = f"/rmw/{client.index}"
     while client.running:
@@ -424,6 +478,7 @@ async def get(client: Client) -> None:
 WORKLOADS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "play": play,
     "action": scripted_actions,
+    "player": scripted_actions,
     "view": views,
     "turns": turns,
     "rmw": read_modify_write,
@@ -480,9 +535,14 @@ def run_phase(
     warmup: float,
     seconds: float,
     rate: float | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     groups = [list(range(clients))[p::procs] for p in range(procs)]
-    prepared = prepare_views(port, clients) if workload == "view" else {}
+    prepared = {}
+    if workload == "view":
+        prepared = prepare_views(port, clients)
+    elif workload == "player":
+        prepared = prepare_players(port, clients, env or dict(os.environ))
     # Spawned processes need a moment to import before the shared start.
     start = time.monotonic() + (1.5 if procs > 1 else 0.1)
     specs = [
@@ -1111,6 +1171,10 @@ def headline(phases: dict[str, Any]) -> dict[str, Any]:
         "ratios": {
             "action_vs_rmw": ratio(rps(phases, "action", "action"), rps(phases, "rmw", "rmw")),
             "view_vs_get": ratio(rps(phases, "view", "view"), rps(phases, "get", "get")),
+            # an action with a player's token against one with a seat token
+            "player_vs_seat": ratio(
+                rps(phases, "player", "action"), rps(phases, "action", "action")
+            ),
         },
         "action_p99_ms_at_half_load": half.get("p99_ms"),
     }
@@ -1206,13 +1270,13 @@ def main(argv: list[str] | None = None) -> int:
                 **pace,
             )
 
-        if {"play", "action", "view", "turns", "half"} & set(phases_wanted):
+        if {"play", "action", "player", "view", "turns", "half"} & set(phases_wanted):
             with serving(
                 service, env, port, "/readyz", Path(tmp) / "serve.log", args.workers
             ) as server:
-                for name in ("play", "action", "view", "turns"):
+                for name in ("play", "action", "player", "view", "turns"):
                     if name in phases_wanted:
-                        phases[name] = measure(server, name)
+                        phases[name] = measure(server, name, env=env)
                         report_phase(name, phases[name], out)
                 if "half" in phases_wanted:
                     if args.half_rate:

@@ -15,6 +15,10 @@ With ``rematches`` (``--rematches N``), after the end the client asks for a
 rematch (``POST .../rematch``: it offers one, or accepts the one another
 seat offered), then plays the new match with the seat and token the answer
 gives, N times.
+
+With a player token (``ldq_player_…``, e.g. a bot account's), the client
+plays whichever seat the player holds, takes an open one first with
+``--seat N``, and keeps its token through rematches.
 """
 
 from __future__ import annotations
@@ -66,9 +70,15 @@ class BotClient:
             taken = self._call("POST", "/rematch", accept=(201,)).json()
             log.info("rematch %s: seat %s (%s)", taken["id"], taken["seat"], taken["status"])
             self.base = f"{self.url}/v1/games/{self.game.name}/matches/{taken['id']}"
-            self.http.headers["Authorization"] = f"Bearer {taken['token']}"
+            if "token" in taken:  # a seat token's new seat; a player holds its own as before
+                self.http.headers["Authorization"] = f"Bearer {taken['token']}"
             outcomes.append(self.run())
         return outcomes
+
+    def join(self, seat: int) -> None:
+        """Take open ``seat`` as the player whose token this client holds
+        (a bot account's, made by an app or by ``ludotheque players create --bot``)."""
+        self._call("POST", f"/seats/{seat}", json={}, accept=(201,))
 
     def run(self) -> dict[str, Any]:
         """Play until the match is over; return its outcome."""

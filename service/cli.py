@@ -420,7 +420,16 @@ def arena(args: tuple[str, ...]) -> None:
 @click.option("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
 @click.option("--game", required=True)
 @click.option("--match", "match_id", required=True)
-@click.option("--token", required=True, help="the seat's token")
+@click.option(
+    "--token",
+    required=True,
+    help="the seat's token, or a player's (a bot account's: ldq_player_…)",
+)
+@click.option(
+    "--seat",
+    type=click.IntRange(0),
+    help="first take this open seat, as the player whose token --token is",
+)
 @click.option(
     "--policy", type=click.Choice(["random", "greedy", "mcts"]), default="mcts", show_default=True
 )
@@ -433,13 +442,22 @@ def arena(args: tuple[str, ...]) -> None:
     help="then offer (or accept) this many rematches in a row, and play them",
 )
 def bot(
-    url: str, game: str, match_id: str, token: str, policy: str, budget_ms: int, rematches: int
+    url: str,
+    game: str,
+    match_id: str,
+    token: str,
+    seat: int | None,
+    policy: str,
+    budget_ms: int,
+    rematches: int,
 ) -> None:
     """Play one seat through the public HTTP API until the match ends (one
     outcome per line, one line per match played)."""
     from service.botclient import BotClient
 
     client = BotClient(url, game, match_id, token, policy, budget_ms / 1000, rematches=rematches)
+    if seat is not None:
+        client.join(seat)
     for outcome in client.run_series():
         click.echo(json.dumps(outcome))
 
