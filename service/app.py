@@ -168,7 +168,9 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         idle_ttl=app.config["IDLE_TTL"],
         waiting_ttl=app.config["WAITING_TTL"],
     )
-    limits = BotLimits(app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"])
+    limits = BotLimits(
+        app.config["BOT_SEATS_PER_ADDRESS"], app.config["BOT_MATCH_BUDGET_S"], set_for
+    )
     scheduler = Scheduler(store.client, limits)
     # What follows each commit, in this order: this process's followers,
     # woken at once (no trip round Redis; it cannot fail), the turn the
@@ -209,6 +211,7 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
             per_token=app.config["FOLLOWERS_PER_TOKEN"],
             per_process=app.config["FOLLOWERS_PER_PROCESS"],
             stream_max_s=app.config["STREAM_MAX_S"],
+            set_for=set_for,
         ),
         ticket_ttl=app.config["STREAM_TICKET_TTL"],
     )

@@ -9,8 +9,9 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from flask import Flask
 
     from service.background.webhooks import DeliverySettings
+    from service.store.players import Players
 
 GUNICORN_CONF = Path(__file__).parent / "server" / "gunicorn_conf.py"
 REDIS_URL_FILE = "redis.url"  # in `serve`'s data directory, while its embedded Redis runs
@@ -463,7 +465,7 @@ def bot(
 
 
 # -- apps and players: the operator's ----------------------------------------------
-def operator_options(command):  # type: ignore[no-untyped-def]
+def operator_options(command: Callable[..., None]) -> Callable[..., None]:
     """The options of every command that changes players or apps: their
     database and the Redis every token is checked from."""
     command = click.option(
@@ -485,7 +487,7 @@ def operator_options(command):  # type: ignore[no-untyped-def]
     )(command)
 
 
-def operator_players(database_url: str | None, redis_url: str | None, data_dir: str):  # type: ignore[no-untyped-def]
+def operator_players(database_url: str | None, redis_url: str | None, data_dir: str) -> Players:
     """The service's players and apps, in its database and its Redis."""
     import redis
 
@@ -509,39 +511,36 @@ def operator_players(database_url: str | None, redis_url: str | None, data_dir: 
         check_migrated(engine)
     except Exception as failed:
         raise click.ClickException(str(failed)) from None
-    ttl = load_or_exit(()).player_token_ttl
-    return Players(engine, redis.Redis.from_url(redis_url), ttl)
+    return Players(engine, redis.Redis.from_url(redis_url), load_or_exit(()).player_token_ttl)
 
 
 LIMIT_OPTIONS = (
-    (
-        "--requests",
-        str,
-        "requests per unit of time, e.g. '12000/minute' (as LUDOTHEQUE_RATE_LIMIT_PER_ADDRESS)",
-    ),
+    ("--requests", str, "requests per unit of time, e.g. '12000/minute'"),
     ("--creations", str, "match and player creations, e.g. '600/minute;6000/hour'"),
     ("--waiting", click.IntRange(0), "matches waiting for players at once"),
+    ("--followers", click.IntRange(0), "open event streams and long polls at once"),
+    ("--bot-seats", click.IntRange(0), "server bot seats in live matches at once"),
 )
 
 
-def limit_options(command):  # type: ignore[no-untyped-def]
+def limit_options(command: Callable[..., None]) -> Callable[..., None]:
     for flag, kind, about in reversed(LIMIT_OPTIONS):
         command = click.option(flag, type=kind, help=about)(command)
     return command
 
 
-def set_limits(requests: str | None, creations: str | None, waiting: int | None) -> dict:
+def set_limits(**given: Any) -> dict[str, Any]:
+    """The quotas given on the command line, checked (unset ones left out)."""
     from limits import parse_many
 
-    for option, value in (("--requests", requests), ("--creations", creations)):
-        if value is not None:
+    for name in ("requests", "creations"):
+        if given.get(name) is not None:
             try:
-                parse_many(value)
+                parse_many(given[name])
             except ValueError:
                 raise click.BadParameter(
-                    "e.g. '600/minute;6000/hour'", param_hint=option
+                    "e.g. '600/minute;6000/hour'", param_hint=f"--{name}"
                 ) from None
-    given = {"requests": requests, "creations": creations, "waiting": waiting}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -556,19 +555,19 @@ def apps() -> None:
 @limit_options
 @operator_options
 def apps_create(
-    name: str, requests, creations, waiting, database_url, redis_url, data_dir
-) -> None:  # type: ignore[no-untyped-def]
+    name: str, database_url: str | None, redis_url: str | None, data_dir: str, **limits: Any
+) -> None:
     """Register the app NAME: prints its id and its first key (slot 1), once.
     Unset quotas are those of one client address."""
     players = operator_players(database_url, redis_url, data_dir)
-    app_id, key = players.create_app(name, set_limits(requests, creations, waiting))
+    app_id, key = players.create_app(name, set_limits(**limits))
     click.echo(f"app {app_id}")
     click.echo(f"key {key}")
 
 
 @apps.command("list")
 @operator_options
-def apps_list(database_url, redis_url, data_dir) -> None:  # type: ignore[no-untyped-def]
+def apps_list(database_url: str | None, redis_url: str | None, data_dir: str) -> None:
     """Every app: id, name, key slots in use, quotas, revoked or not (never a key)."""
     for app in operator_players(database_url, redis_url, data_dir).list_apps():
         click.echo(json.dumps(app))
@@ -578,7 +577,9 @@ def apps_list(database_url, redis_url, data_dir) -> None:  # type: ignore[no-unt
 @click.argument("app_id")
 @click.option("--slot", type=click.Choice(["1", "2"]), required=True, help="the slot to (re)fill")
 @operator_options
-def apps_key(app_id: str, slot: str, database_url, redis_url, data_dir) -> None:  # type: ignore[no-untyped-def]
+def apps_key(
+    app_id: str, slot: str, database_url: str | None, redis_url: str | None, data_dir: str
+) -> None:
     """A new key in SLOT of the app, printed once; the key that was there
     ends, the other slot's keeps working. To rotate: make the new key in the
     free slot, move the app to it, then revoke the old slot."""
@@ -593,7 +594,9 @@ def apps_key(app_id: str, slot: str, database_url, redis_url, data_dir) -> None:
 @click.argument("app_id")
 @click.option("--slot", type=click.Choice(["1", "2"]), help="end only this key")
 @operator_options
-def apps_revoke(app_id: str, slot: str | None, database_url, redis_url, data_dir) -> None:  # type: ignore[no-untyped-def]
+def apps_revoke(
+    app_id: str, slot: str | None, database_url: str | None, redis_url: str | None, data_dir: str
+) -> None:
     """End one key of the app (--slot), or the app itself: both keys and every
     token of its players. At once, on every server process."""
     players = operator_players(database_url, redis_url, data_dir)
@@ -609,14 +612,12 @@ def apps_revoke(app_id: str, slot: str | None, database_url, redis_url, data_dir
 @limit_options
 @operator_options
 def apps_limits(
-    app_id: str, requests, creations, waiting, database_url, redis_url, data_dir
-) -> None:  # type: ignore[no-untyped-def]
+    app_id: str, database_url: str | None, redis_url: str | None, data_dir: str, **limits: Any
+) -> None:
     """Set some of the app's quotas (seen by every process within 5 s); prints them all."""
     players = operator_players(database_url, redis_url, data_dir)
     try:
-        click.echo(
-            json.dumps(players.set_limits(app_id, set_limits(requests, creations, waiting)))
-        )
+        click.echo(json.dumps(players.set_limits(app_id, set_limits(**limits))))
     except LookupError as missing:
         raise click.ClickException(str(missing)) from None
 
@@ -630,7 +631,9 @@ def players_group() -> None:
 @click.argument("name")
 @click.option("--bot", is_flag=True, help="a bot account (shown as a bot everywhere)")
 @operator_options
-def players_create(name: str, bot: bool, database_url, redis_url, data_dir) -> None:  # type: ignore[no-untyped-def]
+def players_create(
+    name: str, bot: bool, database_url: str | None, redis_url: str | None, data_dir: str
+) -> None:
     """A player named NAME (a bot account with --bot): prints its id and its
     first token, once (`ludotheque bot --token` plays with it)."""
     players = operator_players(database_url, redis_url, data_dir)

@@ -199,6 +199,14 @@ def bot_seats(match: dict[str, Any]) -> list[tuple[str, int]]:
 class BotLimits:
     bot_seats_per_address: int = 12  # live bot seats per creating address; 0: no cap
     match_budget_s: float = 600.0  # thinking time a match's bots get, then `random`
+    # the quotas an app set (its client key's, service.http.credentials): its
+    # ``bot_seats`` replace ``bot_seats_per_address``
+    set_for: Callable[[str], dict[str, Any]] | None = None
+
+    def bot_seats_of(self, address: str) -> int:
+        if self.set_for is None:
+            return self.bot_seats_per_address
+        return self.set_for(address).get("bot_seats", self.bot_seats_per_address)
 
 
 class Scheduler:
@@ -271,7 +279,7 @@ class Scheduler:
         address = access.payer_of(match, seats[0]) if seats else ""
         if not address:
             return True
-        cap = self.limits.bot_seats_per_address
+        cap = self.limits.bot_seats_of(address)
         within, held = self.queue.reserve(address, match["id"], seats, cap, force)
         if not within and not force:
             raise Problem(

@@ -30,7 +30,7 @@ from flask import Flask, g, request
 from service.domain import tokens as auth
 from service.domain.problems import Problem
 from service.http.caching import request_header
-from service.store.players import Credential, Players
+from service.store.players import Credential, Players, TokenCache
 
 APP_KEY = "app:"  # a client key that is an app's, not an address
 LIMITS_TTL_S = 5.0  # how long a process trusts an app's quotas it has read
@@ -97,6 +97,7 @@ class AppLimits:
 def init_credentials(app: Flask, players: Players | None) -> None:
     """Resolve player tokens and app keys before the rate limits count the
     request (``resolve``); refuse unknown ones once they have (``refuse``)."""
+    tokens = None if players is None else TokenCache(players)
 
     @app.before_request
     def resolve() -> None:
@@ -109,7 +110,7 @@ def init_credentials(app: Flask, players: Players | None) -> None:
             return
         if not token.startswith((auth.PLAYER, auth.APP)):
             return
-        if players is None:
+        if tokens is None:
             g.refused = Problem(
                 503,
                 "players_unavailable",
@@ -117,7 +118,7 @@ def init_credentials(app: Flask, players: Players | None) -> None:
                 headers={"Retry-After": "3600"},  # a configuration changes in hours, if ever
             )
             return
-        found = players.resolve(token)
+        found = tokens.resolve(token)
         if found is None:
             g.refused = unknown_token()
             return

@@ -187,6 +187,14 @@ class Bounds:
     per_token: int = 8  # ... per seat token
     per_process: int = 3500  # ... per server process, leaving room for other requests
     stream_max_s: float = 600  # a stream ends after this long; the client resumes
+    # the quotas an app set (its client key's, service.http.credentials): its
+    # ``followers`` replace ``per_address``
+    set_for: Callable[[str], dict[str, Any]] | None = None
+
+    def of_address(self, address: str) -> int:
+        if self.set_for is None:
+            return self.per_address
+        return self.set_for(address).get("followers", self.per_address)
 
 
 class Allowances:
@@ -211,7 +219,7 @@ class Allowances:
                 "this server process follows all it can; retry shortly",
                 headers={"Retry-After": "5"},
             )
-        held = [(allowances.holder_key("address", address), self.bounds.per_address)]
+        held = [(allowances.holder_key("address", address), self.bounds.of_address(address))]
         held += [
             (allowances.holder_key("token", token_hash(t)), self.bounds.per_token) for t in tokens
         ]

@@ -20,7 +20,15 @@ archive's metadata; Alembic migrates them):
 **The request path never waits on the database.** Every valid token is
 also in Redis (``ludotheque:{auth}:t:<sha256>``: what it is, whose, until
 when: Redis expires it with the token), written when the token is made and
-deleted when it is revoked, so a check is one Redis round trip. A marker
+deleted when it is revoked, so a check is one Redis round trip; and a
+process that checked a token keeps what it learnt for up to
+``TokenCache.ttl_s`` (2 s), so that a player's requests cost what a seat
+token's do. A revocation deletes the Redis copy and publishes the token's
+hash (``REVOKED``); every process listens, forgets it and says so, and
+the revocation answers once every listening process has (so a revoked
+token is refused everywhere from then on); a process whose listener is not
+connected keeps nothing, so a lost message cannot leave a revoked token
+working past the TTL. A marker
 (``ludotheque:{auth}:ready``) says the copy is whole: a token missing
 while it is set is unknown, revoked or expired, with no database read;
 when Redis has lost it (a new Redis, a flush), the next check rebuilds the
@@ -30,7 +38,9 @@ its one token from the database.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -49,7 +59,6 @@ log = logging.getLogger(__name__)
 
 DELETED_NAME = "deleted player"
 KEY_SLOTS = (1, 2)
-LIMIT_NAMES = ("requests", "creations", "waiting", "followers", "bot_seats")
 
 apps = sa.Table(
     "apps",
@@ -121,6 +130,13 @@ match_players = sa.Table(
 PREFIX = "ludotheque:{auth}"
 READY = f"{PREFIX}:ready"
 REBUILDING = f"{PREFIX}:rebuilding"
+REVOKED = f"{PREFIX}:revoked"  # channel: a nonce, then the hashes of tokens just revoked
+ACK_WAIT_S = 0.5  # how long a revocation waits for every process to confirm
+
+
+def ack_key(nonce: str) -> str:
+    """Where each process that heard revocation ``nonce`` says so."""
+    return f"{PREFIX}:ack:{nonce}"
 
 
 def token_key(digest: str) -> str:
@@ -139,6 +155,7 @@ class Credential:
     id: str  # the player's id, or the app's
     app: str | None  # the app it counts against (a player's app; an app itself)
     digest: str  # the token's hash
+    expires_ms: int | None = None  # a player token's expiry
 
     @property
     def identity(self) -> str:
@@ -168,7 +185,9 @@ class Players:
     def resolve(self, token: str) -> Credential | None:
         """What ``token`` (an ``ldq_player_`` or ``ldq_app_`` one) stands for;
         None when it is unknown, revoked or expired. One Redis round trip."""
-        digest = auth.token_hash(token)
+        return self.resolve_digest(auth.token_hash(token))
+
+    def resolve_digest(self, digest: str) -> Credential | None:
         cached, ready = self.client.mget(token_key(digest), READY)
         if cached is not None:
             return _credential(orjson.loads(cached), digest)
@@ -274,8 +293,23 @@ class Players:
             self.rebuild()
 
     def _forget(self, digests: list[str]) -> None:
-        if digests:
-            self.client.delete(*[token_key(d) for d in digests])
+        """End these tokens in Redis and in every process's cache: the call
+        returns once every process listening has said it forgot them (or
+        after ``ACK_WAIT_S``: a process that did not say so forgets them
+        within its cache's TTL all the same)."""
+        if not digests:
+            return
+        self.client.delete(*[token_key(d) for d in digests])
+        nonce = uuid.uuid4().hex
+        listeners = self.client.publish(REVOKED, " ".join([nonce, *digests]))
+        deadline = time.monotonic() + ACK_WAIT_S
+        heard = 0
+        while heard < listeners and (left := deadline - time.monotonic()) > 0:
+            if self.client.blpop([ack_key(nonce)], timeout=max(left, 0.01)) is None:
+                break
+            heard += 1
+        if heard < listeners:
+            log.warning("token revocation: %d of %d processes confirmed", heard, listeners)
 
     # -- players -------------------------------------------------------------------
     def create(
@@ -522,4 +556,77 @@ class Players:
 
 
 def _credential(found: dict[str, Any], digest: str) -> Credential:
-    return Credential(found["k"], found["id"], found.get("app"), digest)
+    return Credential(found["k"], found["id"], found.get("app"), digest, found.get("x"))
+
+
+class TokenCache:
+    """The tokens this process has checked, each for up to ``ttl_s``, kept
+    only while a listener hears every revocation (``REVOKED``)."""
+
+    def __init__(self, players: Players, ttl_s: float = 2.0, size: int = 50_000) -> None:
+        self.players = players
+        self.ttl_s = ttl_s
+        self.size = size
+        self.kept: dict[str, tuple[Credential, float]] = {}
+        self.listening = False  # True while subscribed: only then is a kept token trusted
+        self.started = False
+        self.lock = threading.Lock()
+
+    def resolve(self, token: str) -> Credential | None:
+        digest = auth.token_hash(token)
+        now = time.monotonic()
+        kept = self.kept.get(digest)
+        if kept is not None and self.listening and now - kept[1] < self.ttl_s:
+            found = kept[0]
+            if found.expires_ms is None or found.expires_ms > time.time() * 1000:
+                return found
+        if not self.started:
+            self._start()
+        found = self.players.resolve_digest(digest)
+        if found is not None and self.listening:
+            if len(self.kept) >= self.size:
+                self.kept.clear()
+            self.kept[digest] = (found, now)
+        return found
+
+    def _confirm(self, nonce: str) -> None:
+        pipe = self.players.client.pipeline(transaction=False)
+        pipe.rpush(ack_key(nonce), 1)
+        pipe.expire(ack_key(nonce), 10)
+        pipe.execute()
+
+    def _start(self) -> None:
+        with self.lock:
+            if not self.started:
+                self.started = True
+                threading.Thread(
+                    target=self._listen, name="ludotheque-tokens", daemon=True
+                ).start()
+
+    def _listen(self) -> None:
+        while True:
+            pubsub = None
+            try:
+                pubsub = self.players.client.pubsub()
+                pubsub.subscribe(REVOKED)
+                while True:  # (a blocking read would time out with the client's sockets)
+                    message = pubsub.get_message(timeout=1.0)
+                    if message is None:
+                        continue
+                    if message["type"] == "subscribe":
+                        self.kept.clear()  # what was missed while not listening is gone
+                        self.listening = True
+                    elif message["type"] == "message":
+                        nonce, *digests = message["data"].decode().split()
+                        for digest in digests:
+                            self.kept.pop(digest, None)
+                        self._confirm(nonce)
+            except Exception:  # a lost connection: trust nothing kept until listening again
+                log.warning("token revocations: listener lost; reconnecting", exc_info=True)
+            finally:
+                self.listening = False
+                self.kept.clear()
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        pubsub.close()
+            time.sleep(0.5)

@@ -4,6 +4,8 @@ token acting for every seat its player holds; quotas that follow the app."""
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -72,7 +74,9 @@ def dekal_against_each_other(server: LiveServer, first: str, second: str) -> dic
     assert created.status_code == 201, created.text
     match = created.json()
     joined = server.http.post(
-        f"{server.base}/v1/games/dekal/matches/{match['id']}/seats/1", json={}, headers=bearer(second)
+        f"{server.base}/v1/games/dekal/matches/{match['id']}/seats/1",
+        json={},
+        headers=bearer(second),
     )
     assert joined.status_code == 201, joined.text
     return match
@@ -144,13 +148,18 @@ def test_a_revoked_token_ends_at_once_and_the_players_other_tokens_go_on(server)
     refused = server.http.get(f"{server.base}/v1/players/me", headers=bearer(ada["token"]))
     assert refused.status_code == 401 and refused.json()["code"] == "invalid_token"
     assert server.http.get(f"{server.base}/v1/players/me", headers=bearer(other_token)).ok
-    everything = server.http.delete(f"{server.base}/v1/players/me/tokens", headers=bearer(other_token))
+    everything = server.http.delete(
+        f"{server.base}/v1/players/me/tokens", headers=bearer(other_token)
+    )
     assert everything.json() == {"revoked": 1}
-    assert server.http.get(f"{server.base}/v1/players/me", headers=bearer(other_token)).status_code == 401
+    assert (
+        server.http.get(f"{server.base}/v1/players/me", headers=bearer(other_token)).status_code
+        == 401
+    )
 
 
 def test_an_expired_player_token_is_refused(server, operator):
-    player, token = operator.create("Old")
+    _, token = operator.create("Old")
     engine, client = operator.engine, operator.client
     with engine.begin() as connection:
         connection.execute(
@@ -159,8 +168,6 @@ def test_an_expired_player_token_is_refused(server, operator):
             .values(expires_ms=1)
         )
     client.pexpire(tables.token_key(token_hash(token)), 1)
-    import time
-
     time.sleep(0.05)
     refused = server.http.get(f"{server.base}/v1/players/me", headers=bearer(token))
     assert refused.status_code == 401
@@ -276,13 +283,11 @@ def public(redis_url: str, database_url: str) -> Iterator[LiveServer]:
 
 
 def test_an_apps_requests_count_against_the_app_not_its_address(public, operator):
-    app_id, key = operator.create_app("quota", {"requests": "6/minute"})
+    _, key = operator.create_app("quota", {"requests": "6/minute"})
     address = {"X-Forwarded-For": f"198.51.100.{uuid.uuid4().int % 250}"}
     player = app_player(public, key, "u", **{}).json()
     url = f"{public.base}/v1/games"
-    answers = [
-        public.http.get(url, headers=bearer(key) | address).status_code for _ in range(4)
-    ]
+    answers = [public.http.get(url, headers=bearer(key) | address).status_code for _ in range(4)]
     # the app's player counts against the app too, wherever it calls from
     answers.append(public.http.get(url, headers=bearer(player["token"])).status_code)
     answers.append(public.http.get(url, headers=bearer(key)).status_code)
@@ -333,7 +338,10 @@ def test_a_player_deletes_itself_and_its_tokens_end(server):
     ada = guest(server)
     gone = server.http.delete(f"{server.base}/v1/players/me", headers=bearer(ada["token"]))
     assert gone.status_code == 204
-    assert server.http.get(f"{server.base}/v1/players/me", headers=bearer(ada["token"])).status_code == 401
+    assert (
+        server.http.get(f"{server.base}/v1/players/me", headers=bearer(ada["token"])).status_code
+        == 401
+    )
     assert server.http.get(f"{server.base}/v1/players/{ada['id']}").status_code == 404
 
 
@@ -342,3 +350,52 @@ def test_without_a_database_players_answer_503(live):
     assert answer.status_code == 503 and answer.json()["code"] == "players_unavailable"
     header = bearer("ldq_player_" + "B" * 43)
     assert requests.get(f"{live.base}/v1/games", headers=header).status_code == 503
+
+
+def test_a_token_revoked_through_one_process_is_refused_at_once_by_another(
+    server, redis_url, database_url
+):
+    """Each process keeps the tokens it checked for a moment (so that a
+    player's request costs what a seat token's does); a revocation made
+    elsewhere must still end them at once."""
+    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": database_url}) as other:
+        for _ in range(20):
+            ada = guest(server)
+            me = f"{other.base}/v1/players/me"
+            assert other.http.get(me, headers=bearer(ada["token"])).ok  # now kept by `other`
+            assert other.http.get(me, headers=bearer(ada["token"])).ok
+            server.http.delete(
+                f"{server.base}/v1/players/me/tokens/current", headers=bearer(ada["token"])
+            )
+            assert other.http.get(me, headers=bearer(ada["token"])).status_code == 401
+
+
+def test_an_apps_bot_seats_and_followers_follow_its_own_quotas(public, operator, redis_url):
+    _, key = operator.create_app("bots-and-streams", {"bot_seats": 1, "followers": 1})
+    body = {"players": [{"name": "A"}, {"bot": "random"}]}
+    url = f"{public.base}/v1/games/dekal/matches"
+    first = public.http.post(url, json=body, headers=bearer(key))
+    assert first.status_code == 201
+    second = public.http.post(url, json=body, headers=bearer(key))
+    assert second.status_code == 429 and second.json()["code"] == "bot_seats_exceeded"
+    token = first.json()["seats"][0]["token"]
+    match = f"{url}/{first.json()['id']}"
+    # one long poll of the app's player at once; the next is refused at once
+    player = app_player(public, key, "streamer").json()
+    mine = public.http.post(
+        url, json={"players": [{"player": player["id"]}, {}]}, headers=bearer(key)
+    )
+    assert mine.status_code == 201
+    events = f"{url}/{mine.json()['id']}/events"
+    end = requests.get(events, headers=bearer(player["token"])).json()["next"]
+    waiting = threading.Thread(
+        target=requests.get,
+        args=(f"{events}?after={end}&wait=3",),
+        kwargs={"headers": bearer(player["token"])},
+    )
+    waiting.start()
+    time.sleep(0.5)
+    refused = requests.get(f"{events}?after={end}&wait=3", headers=bearer(player["token"]))
+    assert refused.status_code == 429 and refused.json()["code"] == "too_many_followers"
+    waiting.join()
+    assert requests.get(match, headers=bearer(token)).ok
