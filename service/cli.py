@@ -507,6 +507,7 @@ def operator_players(database_url: str | None, redis_url: str | None, data_dir: 
             )
         redis_url = kept.read_text().strip()
     engine = engine_for(database_url)
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # its context's lines are noise here
     try:
         check_migrated(engine)
     except Exception as failed:
