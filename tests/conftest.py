@@ -98,6 +98,20 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         yield url
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def module_db_url(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[str]:
+    """A migrated database for the test module, on SQLite then on PostgreSQL
+    (a database of its own on the tests' server, dropped after)."""
+    if request.param == "sqlite":
+        url = databases.sqlite_url(tmp_path_factory.mktemp("database"))
+        migrate(url)
+        yield url
+        return
+    with databases.fresh_database(request.getfixturevalue("postgres_admin_url")) as url:
+        migrate(url)
+        yield url
+
+
 @pytest.fixture
 def migrated_database_url(database_url: str) -> str:
     """``database_url``, migrated to the newest revision."""

@@ -17,26 +17,13 @@ import sqlalchemy as sa
 
 from service.domain.tokens import token_hash
 from service.store import players as tables
-from service.store.database import engine_for, migrate
-from tests.support import databases
+from service.store.database import engine_for
 from tests.support.servers import PUBLIC, LiveServer
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[str]:
-    if request.param == "sqlite":
-        url = databases.sqlite_url(tmp_path_factory.mktemp("players"))
-        migrate(url)
-        yield url
-        return
-    with databases.fresh_database(request.getfixturevalue("postgres_admin_url")) as url:
-        migrate(url)
-        yield url
-
-
 @pytest.fixture(scope="module")
-def server(redis_url: str, database_url: str) -> Iterator[LiveServer]:
-    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": database_url}) as live:
+def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
+    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": module_db_url}) as live:
         yield live
 
 
@@ -82,13 +69,13 @@ def dekal_against_each_other(server: LiveServer, first: str, second: str) -> dic
     return match
 
 
-def test_a_guest_gets_an_id_and_a_prefixed_token_stored_only_hashed(server, database_url):
+def test_a_guest_gets_an_id_and_a_prefixed_token_stored_only_hashed(server, module_db_url):
     made = guest(server)
     assert made["token"].startswith("ldq_player_") and len(made["token"]) > 50
     assert made["name"] == "Ada" and made["bot"] is False and len(made["id"]) == 32
     me = server.http.get(f"{server.base}/v1/players/me", headers=bearer(made["token"]))
     assert me.status_code == 200 and me.json()["id"] == made["id"]
-    engine = engine_for(database_url)
+    engine = engine_for(module_db_url)
     with engine.connect() as connection:
         stored = connection.execute(sa.select(tables.player_tokens.c.hash)).scalars().all()
     engine.dispose()
@@ -276,9 +263,9 @@ def test_an_app_seats_its_own_players_and_no_one_elses(server, operator):
 
 
 @pytest.fixture
-def public(redis_url: str, database_url: str) -> Iterator[LiveServer]:
+def public(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
     """The server with its limits on, behind one proxy (X-Forwarded-For)."""
-    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": database_url, **PUBLIC}) as live:
+    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": module_db_url, **PUBLIC}) as live:
         yield live
 
 
@@ -353,12 +340,12 @@ def test_without_a_database_players_answer_503(live):
 
 
 def test_a_token_revoked_through_one_process_is_refused_at_once_by_another(
-    server, redis_url, database_url
+    server, redis_url, module_db_url
 ):
     """Each process keeps the tokens it checked for a moment (so that a
     player's request costs what a seat token's does); a revocation made
     elsewhere must still end them at once."""
-    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": database_url}) as other:
+    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": module_db_url}) as other:
         for _ in range(20):
             ada = guest(server)
             me = f"{other.base}/v1/players/me"

@@ -44,7 +44,7 @@ def test_an_app_registered_rotated_and_revoked_from_the_command_line(server):
     app_id, first = made["app"], made["key"]
     assert first.startswith("ldq_app_")
     listed = [json.loads(line) for line in ludotheque(server, "apps", "list").stdout.splitlines()]
-    assert [a for a in listed if a["id"] == app_id][0]["limits"] == {"waiting": 3}
+    assert next(a for a in listed if a["id"] == app_id)["limits"] == {"waiting": 3}
     assert first not in str(listed)
 
     def calls(key: str) -> int:
@@ -97,6 +97,8 @@ def test_a_bot_account_plays_through_ludotheque_bot_and_shows_as_a_bot(server):
     assert len(run.stdout.splitlines()) == 2  # the match and its rematch, to the end
     view = server.http.get(f"{server.base}/v1/games/dekal/matches/{created['id']}").json()
     assert view["status"] == "finished"
-    assert view["seats"][1].items() >= {"player": player, "bot_account": True, "name": "Robo"}.items()
+    assert (
+        view["seats"][1].items() >= {"player": player, "bot_account": True, "name": "Robo"}.items()
+    )
     profile = server.http.get(f"{server.base}/v1/players/{player}").json()
     assert profile["bot"] is True
