@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Flask, g, request
+from flask import Flask, current_app, g, request
 
 from service.domain import tokens as auth
 from service.domain.problems import Problem
@@ -94,10 +94,38 @@ class AppLimits:
         return kept[1]
 
 
+def as_identity(token: str) -> str:
+    """``token`` as the request's bearer would stand for it: a player
+    token's identity, any other token as it is (for tokens a body carries,
+    as ``POST /v1/stream-tickets`` takes them); 401 for an unknown player
+    token or app key, 503 without players."""
+    if auth.is_identity(token):
+        raise unknown_token()
+    if not token.startswith((auth.PLAYER, auth.APP)):
+        return token
+    tokens = current_app.extensions.get("ludotheque.tokens")
+    if tokens is None:
+        raise no_players()
+    found = tokens.resolve(token)
+    if found is None:
+        raise unknown_token()
+    return found.identity
+
+
+def no_players() -> Problem:
+    return Problem(
+        503,
+        "players_unavailable",
+        "this server keeps no players: it has no database (LUDOTHEQUE_DATABASE_URL)",
+        headers={"Retry-After": "3600"},  # a configuration changes in hours, if ever
+    )
+
+
 def init_credentials(app: Flask, players: Players | None) -> None:
     """Resolve player tokens and app keys before the rate limits count the
     request (``resolve``); refuse unknown ones once they have (``refuse``)."""
     tokens = None if players is None else TokenCache(players)
+    app.extensions["ludotheque.tokens"] = tokens
 
     @app.before_request
     def resolve() -> None:
@@ -111,12 +139,7 @@ def init_credentials(app: Flask, players: Players | None) -> None:
         if not token.startswith((auth.PLAYER, auth.APP)):
             return
         if tokens is None:
-            g.refused = Problem(
-                503,
-                "players_unavailable",
-                "this server keeps no players: it has no database (LUDOTHEQUE_DATABASE_URL)",
-                headers={"Retry-After": "3600"},  # a configuration changes in hours, if ever
-            )
+            g.refused = no_players()
             return
         found = tokens.resolve(token)
         if found is None:

@@ -18,7 +18,7 @@ from service.domain.matches import Player
 from service.domain.problems import Problem
 from service.http.answers import json_response, matches, problems
 from service.http.arguments import Blueprint
-from service.http.credentials import credential, required_credential
+from service.http.credentials import credential, no_players, required_credential
 from service.http.schemas import valid_name
 from service.store.players import Players
 
@@ -30,12 +30,7 @@ PLAYER_ID = validate.Regexp(r"^[0-9a-f]{32}$", error="a player id: 32 hexadecima
 def players() -> Players:
     found = current_app.extensions.get("ludotheque.players")
     if found is None:
-        raise Problem(
-            503,
-            "players_unavailable",
-            "this server keeps no players: it has no database (LUDOTHEQUE_DATABASE_URL)",
-            headers={"Retry-After": "3600"},  # a configuration changes in hours, if ever
-        )
+        raise no_players()
     return found
 
 

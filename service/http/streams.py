@@ -17,6 +17,7 @@ from engines import GAMES
 from service.domain.matches import status_of
 from service.domain.problems import Problem
 from service.http.arguments import Blueprint
+from service.http.credentials import as_identity
 from service.live.followers import Watch, parse_cursors
 from service.live.tickets import MAX_MATCHES, check_holder, follows_of, redeem
 from service.live.wsgi import ANSWER
@@ -27,7 +28,10 @@ class FollowSchema(Schema):
     game = fields.String(required=True, metadata={"example": "dekal"})
     match = fields.String(required=True, metadata={"description": "the match's id"})
     token = fields.String(
-        metadata={"description": "a seat's token, to follow as that seat (else as a spectator)"}
+        metadata={
+            "description": "a seat's token, or a player's, to follow as that seat (else as "
+            "a spectator)"
+        }
     )
 
 
@@ -66,12 +70,15 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
     class Tickets(MethodView):
         @blp.arguments(TicketRequestSchema)
         @blp.response(201, TicketSchema)
-        @blp.doc(operationId="create_stream_ticket", **problems(400, 403, 404, 413, 422, 503))
+        @blp.doc(operationId="create_stream_ticket", **problems(400, 401, 403, 404, 413, 422, 503))
         def post(self, body: dict[str, Any]) -> Response:
             """A ticket for one stream that follows several matches, each as
             the seat its token holds (or as a spectator without a token).
             Tokens travel in this body, never in a URL."""
             live = current_app.extensions["ludotheque.live"]
+            for item in body["matches"]:  # a player token follows as its player's seat
+                if item.get("token"):
+                    item["token"] = as_identity(item["token"])
             follows = follows_of(live, body["matches"])
             ticket = issue(live.store.client, follows, live.settings.ticket_ttl)
             return ticket_answer(ticket, "/v1/stream")

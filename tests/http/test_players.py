@@ -386,3 +386,23 @@ def test_an_apps_bot_seats_and_followers_follow_its_own_quotas(public, operator,
     assert refused.status_code == 429 and refused.json()["code"] == "too_many_followers"
     waiting.join()
     assert requests.get(match, headers=bearer(token)).ok
+
+
+def test_a_player_token_in_a_multi_match_ticket_follows_as_its_players_seat(server):
+    """/play found POST /v1/stream-tickets refusing a player token in its body."""
+    ada, bob = guest(server, "Ada"), guest(server, "Bob")
+    match = dekal_against_each_other(server, ada["token"], bob["token"])
+    asked = {"matches": [{"game": "dekal", "match": match["id"], "token": ada["token"]}]}
+    ticket = server.http.post(f"{server.base}/v1/stream-tickets", json=asked)
+    assert ticket.status_code == 201, ticket.text
+    with server.http.get(server.base + ticket.json()["stream"], stream=True, timeout=10) as opened:
+        assert opened.status_code == 200
+        first = next(opened.iter_lines(decode_unicode=True))
+        assert first  # the stream answers as the seat (a seat it does not hold is refused)
+    carol = guest(server, "Carol")
+    asked["matches"][0]["token"] = carol["token"]
+    refused = server.http.post(f"{server.base}/v1/stream-tickets", json=asked)
+    assert refused.status_code == 403
+    asked["matches"][0]["token"] = "ldq_player_" + "Z" * 43
+    unknown = server.http.post(f"{server.base}/v1/stream-tickets", json=asked)
+    assert unknown.status_code == 401 and unknown.json()["code"] == "invalid_token"
