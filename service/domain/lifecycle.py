@@ -198,11 +198,10 @@ def _take_rematch_seat(
                 "rematch_already_accepted",
                 f"seat {seat} has already taken its seat {new_seat} in the rematch {new_id}",
             )
-        player = held.get("player")
-        if player is not None:  # the player's seat, held by the player as before
+        if held.get("player") is not None:  # the player's seat, held by the player as before
             token = ""
             new["seats"][new_seat] = {k: v for k, v in held.items() if k != "awaits"}
-            new["seats"][new_seat]["token"] = auth.token_hash(auth.player_identity(player))
+            new["seats"][new_seat]["token"] = old["seats"][seat]["token"]
         else:
             token = auth.new_token()
             new["seats"][new_seat] = {

@@ -367,15 +367,16 @@ def replayed(record: bytes, fingerprint: str) -> bytes:
 
 
 # -- seats and bots ------------------------------------------------------------------
-Player = dict[str, Any]  # a player taking a seat: its id, name and whether it is a bot
+# a player taking a seat: its id, name, whether it is a bot, and ``holder``:
+# the hash of its identity (service.domain.tokens), which the seat stores
+Player = dict[str, Any]
 
 
 def held_by(player: Player) -> dict[str, Any]:
-    """What a seat held by ``player`` stores: the player, and the hash of its
-    identity as the seat's holder (``service.domain.tokens``)."""
+    """What a seat held by ``player`` stores: the player, and its holder."""
     return {
         "name": player["name"],
-        "token": auth.token_hash(auth.player_identity(player["id"])),
+        "token": player["holder"],
         "player": player["id"],
     } | ({"bot_account": True} if player.get("bot") else {})
 

@@ -12,8 +12,9 @@ player token resolves to (``service.http.credentials``). So a seat held by
 a player is held by every token of that player, on every device, and by no
 revoked or expired one; and everything that compares holders (who acts,
 who follows, idempotency keys, the per-token limit) works the same for
-both. An identity starts with a NUL byte: no bearer token a client can send
-is one (``is_identity``).
+both. An identity starts with a NUL byte and is refused wherever a client
+sends one (``is_identity``); it also carries a MAC under the deployment's
+secret, so that it cannot be made from a player's public id.
 """
 
 from __future__ import annotations
@@ -39,26 +40,11 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def player_identity(player_id: str) -> str:
-    """What a player token stands for in a request: the player itself."""
-    return f"{IDENTITY}player:{player_id}"
-
-
-def app_identity(app_id: str) -> str:
-    """What an app key stands for in a request: the app, which holds no seat."""
-    return f"{IDENTITY}app:{app_id}"
-
-
 def is_identity(token: str) -> bool:
+    """Whether ``token`` is an identity (``service.store.players.Players.identity``:
+    ``\\x00player:<id>:<its MAC under the deployment's secret>``): what the
+    server makes of a player token or an app key, never what a client sends."""
     return token.startswith(IDENTITY)
-
-
-def player_of(token: str | None) -> str | None:
-    """The player a request's bearer stands for, if it is a player's identity."""
-    prefix = IDENTITY + "player:"
-    if token is None or not token.startswith(prefix):
-        return None
-    return token[len(prefix) :]
 
 
 def seat_of(token: str, seat_hashes: Sequence[str | None]) -> int:

@@ -132,7 +132,10 @@ def init_credentials(app: Flask, players: Players | None) -> None:
         header = request_header("Authorization")
         if header is None:
             return
-        token = header.strip().partition(" ")[2].strip()
+        scheme, _, token = header.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer":
+            return  # refused by whoever reads the token (401 token_required)
         if auth.is_identity(token):
             g.refused = unknown_token()
             return

@@ -51,7 +51,10 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             contract.match,
             headers={"ETag": header_ref("ETag"), "Location": header_ref("Location")},
         )
-        @blp.doc(operationId=f"{name}_create_match", **problems(400, 413, 422, 429, 503))
+        @blp.doc(
+            operationId=f"{name}_create_match",
+            **problems(400, 401, 403, 404, 409, 413, 422, 429, 503),
+        )
         def post(self, body: dict[str, Any]) -> Response:
             """Create a match.
 

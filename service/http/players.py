@@ -11,20 +11,39 @@ from typing import Any
 
 from flask import Response, current_app, request
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
 from service.domain import tokens as auth
 from service.domain.matches import Player
 from service.domain.problems import Problem
 from service.http.answers import json_response, matches, problems
 from service.http.arguments import Blueprint
-from service.http.credentials import credential, no_players, required_credential
+from service.http.credentials import (
+    credential,
+    no_players,
+    required_credential,
+    unknown_token,
+)
 from service.http.schemas import valid_name
 from service.store.players import Players
 
 PLAYER_TOKEN = [{"playerToken": []}]
 APP_KEY = [{"appKey": []}]
 PLAYER_ID = validate.Regexp(r"^[0-9a-f]{32}$", error="a player id: 32 hexadecimal digits")
+# an answer holding a token is kept by no cache; one that depends on the token, privately
+SECRET_ANSWER = {"Cache-Control": "no-store"}
+PRIVATE_ANSWER = {"Cache-Control": "private, no-cache", "Vary": "Authorization"}
+
+
+def external_id(text: str) -> None:
+    """An app's id for its user: 1 to 200 printable characters (no controls,
+    no lone surrogates: it is kept in the database as UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError("an external id is valid Unicode text") from None
+    if not 1 <= len(text) <= 200 or not text.isprintable():
+        raise ValidationError("an external id is 1 to 200 printable characters")
 
 
 def players() -> Players:
@@ -60,7 +79,12 @@ def seat_player(asked: str) -> Player:
 
 
 def as_seat_player(found: dict[str, Any]) -> Player:
-    return {"id": found["id"], "name": found["name"], "bot": found["bot"]}
+    return {
+        "id": found["id"],
+        "name": found["name"],
+        "bot": found["bot"],
+        "holder": players().holder(found["id"]),
+    }
 
 
 # -- schemas ---------------------------------------------------------------------
@@ -77,9 +101,10 @@ class NewPlayerSchema(Schema):
 class AppPlayerSchema(NewPlayerSchema):
     external_id = fields.String(
         required=True,
-        validate=validate.Length(min=1, max=200),
+        validate=external_id,
         metadata={
-            "description": "the app's own id for its user: the same one is always the same player"
+            "description": "the app's own id for its user (1 to 200 printable characters): "
+            "the same one is always the same player"
         },
     )
 
@@ -172,7 +197,7 @@ def players_blueprint() -> Blueprint:
             charge_creation()
             app = found.id if found is not None and found.kind == "app" else None
             player, token = players().create(body["name"], body["bot"], app_id=app)
-            return json_response(with_token(player["id"], token), 201)
+            return json_response(with_token(player["id"], token), 201, SECRET_ANSWER)
 
     @blp.route("/players/me")
     class Me(MethodView):
@@ -180,7 +205,7 @@ def players_blueprint() -> Blueprint:
         @blp.doc(operationId="get_my_player", security=PLAYER_TOKEN, **problems(401, 403, 503))
         def get(self) -> Response:
             """Your player's profile."""
-            return json_response(profile_of(player_of_request()["id"]))
+            return json_response(profile_of(player_of_request()["id"]), 200, PRIVATE_ANSWER)
 
         @blp.response(204)
         @blp.doc(operationId="delete_my_player", security=PLAYER_TOKEN, **problems(401, 403, 503))
@@ -197,10 +222,15 @@ def players_blueprint() -> Blueprint:
         def post(self) -> Response:
             """A new token for your player, asked with the current one before
             it expires (which keeps working until then, or until revoked)."""
-            player = player_of_request()
-            token = players().new_token(player["id"])
+            found = required_credential("player")
+            charge_creation()  # a token is a row kept for weeks: counted as a creation
+            try:
+                token = players().new_token(found.id, asked_with=found.digest)
+            except LookupError:  # ended meanwhile (revoked, deleted, its app revoked)
+                raise unknown_token() from None
             expires = players().token_expiry(auth.token_hash(token)) or 0
-            return json_response({"token": token, "token_expires_at": rfc3339(expires)}, 201)
+            answer = {"token": token, "token_expires_at": rfc3339(expires)}
+            return json_response(answer, 201, SECRET_ANSWER)
 
         @blp.response(200, RevokedSchema)
         @blp.doc(operationId="revoke_my_tokens", security=PLAYER_TOKEN, **problems(401, 403, 503))
@@ -242,10 +272,15 @@ def players_blueprint() -> Blueprint:
             new, with ``name`` and ``bot``), and a new token for that user's
             device. The same external id is always the same player."""
             app = required_credential("app")
-            player, token, created = players().for_app(
-                app.id, body["external_id"], body["name"], body["bot"]
-            )
-            return json_response(with_token(player["id"], token) | {"created": created})
+            charge_creation()
+            try:
+                player, token, created = players().for_app(
+                    app.id, body["external_id"], body["name"], body["bot"]
+                )
+            except LookupError:  # the app was revoked meanwhile
+                raise unknown_token() from None
+            answer = with_token(player["id"], token) | {"created": created}
+            return json_response(answer, 200, SECRET_ANSWER)
 
     @blp.route("/apps/me/players/<player_id>")
     class AppPlayer(MethodView):

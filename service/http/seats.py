@@ -27,7 +27,10 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
     class SeatResource(MethodView):
         @blp.arguments(JoinSchema())
         @blp.response(201, JoinedSchema)
-        @blp.doc(operationId=f"{name}_join_match", **problems(400, 404, 409, 413, 422, 429, 503))
+        @blp.doc(
+            operationId=f"{name}_join_match",
+            **problems(400, 401, 403, 404, 409, 413, 422, 429, 503),
+        )
         def post(self, body: dict[str, Any], match_id: str, seat: int) -> Response:
             """Take an open seat, for yourself (the answer holds its token,
             shown once), for your player (with a player token: the player's

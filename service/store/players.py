@@ -39,7 +39,10 @@ its one token from the database.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import logging
+import secrets
 import threading
 import time
 import uuid
@@ -130,6 +133,8 @@ match_players = sa.Table(
 PREFIX = "ludotheque:{auth}"
 READY = f"{PREFIX}:ready"
 REBUILDING = f"{PREFIX}:rebuilding"
+SECRET = f"{PREFIX}:identity-secret"  # keys identities: never delete it while matches live
+MAX_TOKENS = 20  # live tokens per player: making one more ends its oldest
 REVOKED = f"{PREFIX}:revoked"  # channel: a nonce, then the hashes of tokens just revoked
 ACK_WAIT_S = 0.5  # how long a revocation waits for every process to confirm
 
@@ -155,13 +160,8 @@ class Credential:
     id: str  # the player's id, or the app's
     app: str | None  # the app it counts against (a player's app; an app itself)
     digest: str  # the token's hash
+    identity: str  # what the request's bearer becomes (Players.identity)
     expires_ms: int | None = None  # a player token's expiry
-
-    @property
-    def identity(self) -> str:
-        if self.kind == "player":
-            return auth.player_identity(self.id)
-        return auth.app_identity(self.id)
 
 
 def now_ms() -> int:
@@ -180,6 +180,27 @@ class Players:
         self.engine = engine
         self.client = client
         self.token_ttl_ms = token_ttl_s * 1000
+        self.secret: bytes | None = None
+
+    def identity(self, kind: str, of: str) -> str:
+        """What a token of ``kind`` for ``of`` stands for in a request
+        (``service.domain.tokens``), keyed by the deployment's secret: a
+        seat's stored holder cannot be forged from a public player id, even
+        by a path that forgot to refuse a bearer starting with NUL."""
+        if self.secret is None:
+            self.client.set(SECRET, secrets.token_hex(32), nx=True)
+            self.secret = self.client.get(SECRET)
+        mac = hmac.new(self.secret, f"{kind}:{of}".encode(), hashlib.sha256).hexdigest()
+        return f"{auth.IDENTITY}{kind}:{of}:{mac}"
+
+    def holder(self, player_id: str) -> str:
+        """What a seat held by ``player_id`` stores as its holder."""
+        return auth.token_hash(self.identity("player", player_id))
+
+    def _credential(self, found: dict[str, Any], digest: str) -> Credential:
+        kind, of = found["k"], found["id"]
+        identity = self.identity(kind, of)
+        return Credential(kind, of, found.get("app"), digest, identity, found.get("x"))
 
     # -- checking a token (the request path) ---------------------------------------
     def resolve(self, token: str) -> Credential | None:
@@ -190,12 +211,12 @@ class Players:
     def resolve_digest(self, digest: str) -> Credential | None:
         cached, ready = self.client.mget(token_key(digest), READY)
         if cached is not None:
-            return _credential(orjson.loads(cached), digest)
+            return self._credential(orjson.loads(cached), digest)
         if ready is not None:
             return None
         self.rebuild()
         found = self._from_database(digest)
-        return None if found is None else _credential(found, digest)
+        return None if found is None else self._credential(found, digest)
 
     def app_limits(self, app_id: str) -> dict[str, Any]:
         """The quotas set for ``app_id`` (only those set; {} for an unknown app)."""
@@ -329,9 +350,11 @@ class Players:
             "external_id": external_id,
         }
         with self.engine.begin() as connection:
+            if app_id is not None:
+                self._lock_app(connection, app_id)
             connection.execute(sa.insert(players).values(row))
-            token, found = self._new_token(connection, row["id"], app_id)
-        self._publish(auth.token_hash(token), found)
+            token, ended = self._new_token(connection, row["id"], app_id)
+        self._forget(ended)
         return row, token
 
     def for_app(
@@ -383,32 +406,82 @@ class Players:
             "matches_played": played,
         }
 
-    def new_token(self, player_id: str) -> str:
+    def new_token(self, player_id: str, asked_with: str | None = None) -> str:
+        """A new token for the player (asked with its token ``asked_with``,
+        which must still be valid); LookupError when the player, its app or
+        that token has ended meanwhile."""
         with self.engine.begin() as connection:
-            app_id = connection.execute(
-                sa.select(players.c.app_id).where(
-                    players.c.id == player_id, players.c.deleted_ms.is_(None)
+            app_id = self._lock_player(connection, player_id)
+            if app_id is not None:
+                self._lock_app(connection, app_id)
+            if asked_with is not None:
+                alive = sa.select(player_tokens.c.hash).where(
+                    player_tokens.c.hash == asked_with,
+                    player_tokens.c.player_id == player_id,
+                    player_tokens.c.expires_ms > now_ms(),
                 )
-            ).scalar()
-            token, found = self._new_token(connection, player_id, app_id)
-        self._publish(auth.token_hash(token), found)
+                if connection.execute(alive).first() is None:
+                    raise LookupError("the token asking has ended")
+            token, ended = self._new_token(connection, player_id, app_id)
+        self._forget(ended)
         return token
 
     def _new_token(
         self, connection: sa.Connection, player_id: str, app_id: str | None
-    ) -> tuple[str, dict[str, Any]]:
+    ) -> tuple[str, list[str]]:
+        """Make a token in the transaction of ``connection``, which holds the
+        player's row: its Redis copy is written before the transaction
+        commits, so that a revocation waiting for that row sees the token in
+        the database and deletes its copy after. The player's tokens past
+        ``MAX_TOKENS`` end (their hashes are returned, to forget)."""
         token = auth.new_token(auth.PLAYER)
+        digest = auth.token_hash(token)
         created = now_ms()
         expires = created + self.token_ttl_ms
         connection.execute(
             sa.insert(player_tokens).values(
-                hash=auth.token_hash(token),
-                player_id=player_id,
-                created_ms=created,
-                expires_ms=expires,
+                hash=digest, player_id=player_id, created_ms=created, expires_ms=expires
             )
         )
-        return token, {"k": "player", "id": player_id, "app": app_id, "x": expires}
+        oldest = list(
+            connection.execute(
+                sa.select(player_tokens.c.hash)
+                .where(player_tokens.c.player_id == player_id)
+                .order_by(player_tokens.c.created_ms.desc(), player_tokens.c.hash)
+                .offset(MAX_TOKENS)
+            ).scalars()
+        )
+        if oldest:
+            connection.execute(sa.delete(player_tokens).where(player_tokens.c.hash.in_(oldest)))
+        self._publish(digest, {"k": "player", "id": player_id, "app": app_id, "x": expires})
+        return token, oldest
+
+    @staticmethod
+    def _lock_player(connection: sa.Connection, player_id: str) -> str | None:
+        """Hold the player's row until the transaction ends (a write to it:
+        a row lock on PostgreSQL, the write lock on SQLite), so that its
+        tokens change one transaction at a time; its app. LookupError for a
+        player deleted or unknown."""
+        held = connection.execute(
+            sa.update(players)
+            .where(players.c.id == player_id, players.c.deleted_ms.is_(None))
+            .values(name=players.c.name)
+            .returning(players.c.app_id)
+        ).first()
+        if held is None:
+            raise LookupError(f"no player {player_id}")
+        return held.app_id
+
+    @staticmethod
+    def _lock_app(connection: sa.Connection, app_id: str) -> None:
+        """Hold the app's row likewise; LookupError for a revoked app."""
+        held = connection.execute(
+            sa.update(apps)
+            .where(apps.c.id == app_id, apps.c.revoked_ms.is_(None))
+            .values(name=apps.c.name)
+        )
+        if held.rowcount == 0:
+            raise LookupError(f"no app {app_id}")
 
     def token_expiry(self, digest: str) -> int | None:
         query = sa.select(player_tokens.c.expires_ms).where(player_tokens.c.hash == digest)
@@ -421,6 +494,10 @@ class Players:
         if digest is not None:
             condition &= player_tokens.c.hash == digest
         with self.engine.begin() as connection:
+            try:
+                self._lock_player(connection, player_id)  # no token is made meanwhile
+            except LookupError:
+                return 0
             digests = list(
                 connection.execute(sa.select(player_tokens.c.hash).where(condition)).scalars()
             )
@@ -433,6 +510,12 @@ class Players:
         player", its app and external id are dropped (its id stays, so that
         archived matches still say a player sat there)."""
         with self.engine.begin() as connection:
+            # first: the row is held from here on, so no token is made meanwhile
+            connection.execute(
+                sa.update(players)
+                .where(players.c.id == player_id)
+                .values(name=DELETED_NAME, app_id=None, external_id=None, deleted_ms=now_ms())
+            )
             digests = list(
                 connection.execute(
                     sa.select(player_tokens.c.hash).where(player_tokens.c.player_id == player_id)
@@ -440,11 +523,6 @@ class Players:
             )
             connection.execute(
                 sa.delete(player_tokens).where(player_tokens.c.player_id == player_id)
-            )
-            connection.execute(
-                sa.update(players)
-                .where(players.c.id == player_id)
-                .values(name=DELETED_NAME, app_id=None, external_id=None, deleted_ms=now_ms())
             )
         self._forget(digests)
 
@@ -486,8 +564,7 @@ class Players:
         """End one key of the app, or (no ``slot``) the app itself: both keys,
         and every token of its players."""
         with self.engine.begin() as connection:
-            if not self._app_exists(connection, app_id):
-                raise LookupError(f"no app {app_id}")
+            self._lock_app(connection, app_id)  # no player nor token of it is made meanwhile
             digests = self._keys(connection, app_id, slot)
             condition = app_keys.c.app_id == app_id
             if slot is not None:
@@ -555,10 +632,6 @@ class Players:
         return list(connection.execute(sa.select(app_keys.c.hash).where(condition)).scalars())
 
 
-def _credential(found: dict[str, Any], digest: str) -> Credential:
-    return Credential(found["k"], found["id"], found.get("app"), digest, found.get("x"))
-
-
 class TokenCache:
     """The tokens this process has checked, each for up to ``ttl_s``, kept
     only while a listener hears every revocation (``REVOKED``)."""
@@ -568,6 +641,9 @@ class TokenCache:
         self.ttl_s = ttl_s
         self.size = size
         self.kept: dict[str, tuple[Credential, float]] = {}
+        # bumped by every revocation heard: a check that read Redis before one
+        # keeps nothing it read (the token may be among those revoked)
+        self.revocations = 0
         self.listening = False  # True while subscribed: only then is a kept token trusted
         self.started = False
         self.lock = threading.Lock()
@@ -582,8 +658,9 @@ class TokenCache:
                 return found
         if not self.started:
             self._start()
+        before = self.revocations
         found = self.players.resolve_digest(digest)
-        if found is not None and self.listening:
+        if found is not None and self.listening and self.revocations == before:
             if len(self.kept) >= self.size:
                 self.kept.clear()
             self.kept[digest] = (found, now)
@@ -618,6 +695,7 @@ class TokenCache:
                         self.listening = True
                     elif message["type"] == "message":
                         nonce, *digests = message["data"].decode().split()
+                        self.revocations += 1
                         for digest in digests:
                             self.kept.pop(digest, None)
                         self._confirm(nonce)
@@ -625,6 +703,7 @@ class TokenCache:
                 log.warning("token revocations: listener lost; reconnecting", exc_info=True)
             finally:
                 self.listening = False
+                self.revocations += 1
                 self.kept.clear()
                 if pubsub is not None:
                     with contextlib.suppress(Exception):

@@ -1,0 +1,207 @@
+"""The adversary's attacks on players and apps (issue 36, round 1), each as
+it was made: over HTTP, against a server with a database."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from tests.support.servers import PUBLIC, LiveServer
+
+
+@pytest.fixture(scope="module")
+def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
+    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": module_db_url}) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def operator(server: LiveServer):
+    return server.app.extensions["ludotheque.players"]
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def guest(server: LiveServer, name: str = "Ada") -> dict[str, Any]:
+    made = requests.post(f"{server.base}/v1/players", json={"name": name}, timeout=10)
+    assert made.status_code == 201, made.text
+    return made.json()
+
+
+def me(server: LiveServer, token: str) -> int:
+    return requests.get(
+        f"{server.base}/v1/players/me", headers=bearer(token), timeout=10
+    ).status_code
+
+
+def player_match(server: LiveServer, token: str) -> dict[str, Any]:
+    created = requests.post(
+        f"{server.base}/v1/games/dekal/matches",
+        json={"players": [{"player": "me"}, {"name": "Other"}]},
+        headers=bearer(token),
+        timeout=10,
+    )
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
+def test_a_players_identity_forged_from_its_public_id_follows_nothing(server):
+    """Finding 1 (critical): the seat's holder was the hash of the string
+    '\\x00player:<id>', and POST /v1/stream-tickets took that string in its
+    body: anyone knowing the public id followed the player's seat, its hand
+    included. Now a body's token is resolved like the header's (an identity
+    is refused), and identities carry a MAC under the deployment's secret."""
+    victim = guest(server, "Victim")
+    match = player_match(server, victim["token"])
+    player_id = match["seats"][0]["player"]
+    for forged in (f"\x00player:{player_id}", f"\x00player:{player_id}:{'0' * 64}"):
+        asked = {"matches": [{"game": "dekal", "match": match["id"], "token": forged}]}
+        answer = requests.post(f"{server.base}/v1/stream-tickets", json=asked, timeout=10)
+        assert answer.status_code == 401, answer.text
+        assert answer.json()["code"] == "invalid_token"
+
+
+def renewing(server: LiveServer, token: str, minted: list[str], stop: threading.Event) -> None:
+    with requests.Session() as http:
+        while not stop.is_set():
+            answer = http.post(
+                f"{server.base}/v1/players/me/tokens", headers=bearer(token), timeout=10
+            )
+            if answer.status_code == 201:
+                minted.append(answer.json()["token"])
+
+
+def race_renewals_against(server: LiveServer, token: str, revoke) -> list[str]:
+    """Four threads renew with ``token`` while ``revoke()`` runs; every
+    token they got."""
+    minted: list[str] = []
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=renewing, args=(server, token, minted, stop)) for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        revoke()
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    return minted
+
+
+@pytest.mark.parametrize("rounds", [3])
+def test_tokens_made_while_a_player_signs_out_everywhere_end_with_it(server, rounds):
+    """Finding 2: renewals racing 'sign out everywhere' left 4 or 5 tokens
+    valid each time, each able to renew for ever."""
+    for _ in range(rounds):
+        ada = guest(server)
+
+        def sign_out(token: str = ada["token"]) -> None:
+            requests.delete(
+                f"{server.base}/v1/players/me/tokens", headers=bearer(token), timeout=10
+            )
+
+        minted = race_renewals_against(server, ada["token"], sign_out)
+        survivors = [t for t in [ada["token"], *minted] if me(server, t) == 200]
+        assert survivors == [], f"{len(survivors)} of {len(minted)} tokens survived"
+
+
+def test_tokens_made_while_their_app_is_revoked_end_with_it(server, operator):
+    """Finding 2: renewals racing `ludotheque apps revoke APP` (4 of 212
+    tokens survived, renewing and creating matches for a revoked app)."""
+    app_id, key = operator.create_app("to-revoke")
+    made = requests.post(
+        f"{server.base}/v1/apps/me/players",
+        json={"external_id": "u", "name": "U"},
+        headers=bearer(key),
+        timeout=10,
+    ).json()
+    minted = race_renewals_against(server, made["token"], lambda: operator.revoke_app(app_id))
+    survivors = [t for t in [made["token"], *minted] if me(server, t) == 200]
+    assert survivors == [], f"{len(survivors)} of {len(minted)} tokens survived"
+
+
+def test_a_player_holds_at_most_twenty_tokens(server):
+    """Finding 11: 500 renewals in 10 s, each a database row kept 30 days."""
+    ada = guest(server)
+    tokens = [ada["token"]]
+    for _ in range(24):
+        renewed = requests.post(
+            f"{server.base}/v1/players/me/tokens", headers=bearer(tokens[-1]), timeout=10
+        )
+        assert renewed.status_code == 201
+        tokens.append(renewed.json()["token"])
+    alive = [me(server, t) == 200 for t in tokens]
+    assert alive == [False] * 5 + [True] * 20  # the oldest ended as new ones came
+
+
+def test_renewing_a_token_counts_as_a_creation(redis_url, module_db_url):
+    """Finding 11: renewals were counted as plain requests only."""
+    config = {"REDIS_URL": redis_url, "DATABASE_URL": module_db_url, **PUBLIC}
+    with LiveServer(config | {"RATE_LIMIT_CREATE": "3/minute"}) as public:
+        address = {"X-Forwarded-For": f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.9"}
+        made = requests.post(
+            f"{public.base}/v1/players", json={"name": "Ada"}, headers=address, timeout=10
+        )
+        token = made.json()["token"]
+        statuses = [
+            requests.post(
+                f"{public.base}/v1/players/me/tokens", headers=bearer(token) | address, timeout=10
+            ).status_code
+            for _ in range(3)
+        ]
+        assert statuses == [201, 201, 429]
+
+
+@pytest.mark.parametrize("external_id", ["\ud800", "a\u0000b", "tab\there", ""])
+def test_an_external_id_is_printable_text(server, operator, external_id):
+    """Finding 6: a lone surrogate answered 500; NUL and controls were taken."""
+    _, key = operator.create_app("ids")
+    answer = requests.post(
+        f"{server.base}/v1/apps/me/players",
+        json={"external_id": external_id, "name": "n"},  # (escaped: ASCII JSON)
+        headers=bearer(key),
+        timeout=10,
+    )
+    assert answer.status_code == 422, answer.text
+
+
+@pytest.mark.parametrize("scheme", ["Basic", "Token"])
+def test_a_player_token_under_another_scheme_is_not_taken(server, scheme):
+    """Finding 12: `Basic <player token>` was taken as a bearer token."""
+    ada = guest(server)
+    answer = requests.get(
+        f"{server.base}/v1/players/me",
+        headers={"Authorization": f"{scheme} {ada['token']}"},
+        timeout=10,
+    )
+    assert answer.status_code == 401 and answer.json()["code"] == "token_required"
+
+
+def test_answers_holding_a_token_are_never_cached(server, operator):
+    """Finding 12: no Cache-Control on the answers that carry a token."""
+    made = requests.post(f"{server.base}/v1/players", json={"name": "Ada"}, timeout=10)
+    assert made.headers["Cache-Control"] == "no-store"
+    token = made.json()["token"]
+    renewed = requests.post(
+        f"{server.base}/v1/players/me/tokens", headers=bearer(token), timeout=10
+    )
+    assert renewed.headers["Cache-Control"] == "no-store"
+    _, key = operator.create_app("caching")
+    found = requests.post(
+        f"{server.base}/v1/apps/me/players",
+        json={"external_id": "u", "name": "U"},
+        headers=bearer(key),
+        timeout=10,
+    )
+    assert found.headers["Cache-Control"] == "no-store"
+    mine = requests.get(f"{server.base}/v1/players/me", headers=bearer(token), timeout=10)
+    assert "private" in mine.headers["Cache-Control"] and "Authorization" in mine.headers["Vary"]
