@@ -411,9 +411,14 @@ class Players:
         which must still be valid); LookupError when the player, its app or
         that token has ended meanwhile."""
         with self.engine.begin() as connection:
-            app_id = self._lock_player(connection, player_id)
+            # the app's row before the player's, as everywhere (no deadlock)
+            app_id = connection.execute(
+                sa.select(players.c.app_id).where(players.c.id == player_id)
+            ).scalar()
             if app_id is not None:
                 self._lock_app(connection, app_id)
+            if self._lock_player(connection, player_id) != app_id:
+                raise LookupError(f"the player {player_id} left its app")
             if asked_with is not None:
                 alive = sa.select(player_tokens.c.hash).where(
                     player_tokens.c.hash == asked_with,
