@@ -23,6 +23,7 @@ as they are.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, current_app, g, request
@@ -94,22 +95,54 @@ class AppLimits:
         return kept[1]
 
 
-def as_identity(token: str) -> str:
-    """``token`` as the request's bearer would stand for it: a player
-    token's identity, any other token as it is (for tokens a body carries,
-    as ``POST /v1/stream-tickets`` takes them); 401 for an unknown player
-    token or app key, 503 without players."""
+def as_identity(token: str) -> tuple[str, str | None]:
+    """``token`` as the request's bearer would stand for it, with the hash
+    of the player token or app key it was (None for a seat token, taken as
+    it is): for tokens a body carries, as ``POST /v1/stream-tickets`` takes
+    them. 401 for an unknown player token or app key, 503 without players."""
     if auth.is_identity(token):
         raise unknown_token()
     if not token.startswith((auth.PLAYER, auth.APP)):
-        return token
+        return token, None
+    found = token_cache().resolve(token)
+    if found is None:
+        raise unknown_token()
+    return found.identity, found.digest
+
+
+def token_cache() -> TokenCache:
     tokens = current_app.extensions.get("ludotheque.tokens")
     if tokens is None:
         raise no_players()
-    found = tokens.resolve(token)
-    if found is None:
+    return tokens
+
+
+# -- followers opened with a player token end with it ----------------------------
+def revocation(digest: str | None = None) -> Callable[[], bool] | None:
+    """For a follower opened with the player token ``digest`` (else the
+    request's, if any): whether that token was revoked since (None: no
+    player token, nothing to watch). Checked before each delivery."""
+    if digest is None:
+        found = credential()
+        digest = None if found is None else found.digest
+    if digest is None:
+        return None
+    tokens = token_cache()
+    return lambda: tokens.revoked(digest)
+
+
+def check_still_valid(digest: str | None = None) -> None:
+    """401 when the player token ``digest`` (else the request's) has ended
+    since the request began: what a long poll checks before it answers, and
+    a stream ticket when it is redeemed."""
+    if digest is None:
+        found = credential()
+        digest = None if found is None else found.digest
+    if digest is None:
+        return
+    tokens = token_cache()
+    if tokens.revoked(digest) or tokens.players.resolve_digest(digest) is None:
         raise unknown_token()
-    return found.identity
 
 
 def no_players() -> Problem:

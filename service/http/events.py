@@ -19,6 +19,7 @@ from service.http.arguments import Blueprint
 from service.http.bearer import bearer_token
 from service.http.caching import VIEWER_HEADERS
 from service.http.contract import header_parameters
+from service.http.credentials import check_still_valid, credential, revocation
 from service.http.game_schemas import GameContract
 from service.http.schemas import EventsQuerySchema, StreamQuerySchema
 from service.http.streams import (
@@ -63,7 +64,11 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             token = bearer_token()
             cursor = header_number("Last-Event-ID")
             after = after if cursor is None else cursor
-            body = following().events(game, match_id, token, after, limit, wait, address())
+            body = following().events(
+                game, match_id, token, after, limit, wait, address(), revocation()
+            )
+            if wait:
+                check_still_valid()  # a player token revoked while it waited
             return json_response(body)
 
     @blp.route("/matches/<match_id>/stream")
@@ -97,7 +102,7 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             after = after if resume is None else resume
             if ticket is None:
                 token = bearer_token()
-                watch, finished = following().watch(game, match_id, token, after)
+                watch, finished = following().watch(game, match_id, token, after, revocation())
                 holders = [auth.token_hash(token)] if token else []
                 opened = following().stream([watch], [finished], address(), holders, answer())
                 return stream_response(opened)
@@ -117,5 +122,7 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             EventSource cannot send the token, and a token never goes in a URL)."""
             token = bearer_token()
             follows = follows_of(following(), [{"game": name, "match": match_id, "token": token}])
+            found = credential()
+            follows[0]["credential"] = None if found is None else found.digest
             ticket = issue(following().store.client, follows, following().settings.ticket_ttl)
             return ticket_answer(ticket, f"/v1/games/{name}/matches/{match_id}/stream")

@@ -23,6 +23,7 @@ from service.http.arguments import Blueprint
 from service.http.bearer import bearer_token
 from service.http.caching import VIEWER_HEADERS
 from service.http.contract import header_parameters, header_ref
+from service.http.credentials import check_still_valid
 from service.http.game_schemas import GameContract
 from service.http.players import seat_player
 from service.http.schemas import LobbyQuerySchema, LobbySchema, MatchQuerySchema
@@ -127,6 +128,7 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
                     # first the turn, then whether the version is news; a long
                     # poll, held against the follower caps as a stream is
                     loaded, seat = turn_of(following(), game, match_id, token, wait, address())
+                    check_still_valid()  # a player token revoked while it waited
                 else:
                     loaded = matches().load(game, match_id)
                     seat = matches().seat_for(loaded, token)

@@ -17,7 +17,7 @@ from engines import GAMES
 from service.domain.matches import status_of
 from service.domain.problems import Problem
 from service.http.arguments import Blueprint
-from service.http.credentials import as_identity
+from service.http.credentials import as_identity, check_still_valid, revocation
 from service.live.followers import Watch, parse_cursors
 from service.live.tickets import MAX_MATCHES, check_holder, follows_of, redeem
 from service.live.wsgi import ANSWER
@@ -76,10 +76,16 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
             the seat its token holds (or as a spectator without a token).
             Tokens travel in this body, never in a URL."""
             live = current_app.extensions["ludotheque.live"]
+            credentials = []
             for item in body["matches"]:  # a player token follows as its player's seat
                 if item.get("token"):
-                    item["token"] = as_identity(item["token"])
+                    item["token"], digest = as_identity(item["token"])
+                    credentials.append(digest)
+                else:
+                    credentials.append(None)
             follows = follows_of(live, body["matches"])
+            for follow, digest in zip(follows, credentials, strict=True):
+                follow["credential"] = digest
             ticket = issue(live.store.client, follows, live.settings.ticket_ttl)
             return ticket_answer(ticket, "/v1/stream")
 
@@ -119,7 +125,7 @@ def streams_blueprint(sse_response: dict[str, Any], problems: Any) -> Blueprint:
                     game = GAMES[item["game"]]
                     loaded = live.matches.load(game, item["match"])
                     check_holder(item, loaded.match["seats"])
-                    watch = Watch(game, item["match"], item["seat"], max(cursor, least))
+                    watch = ticket_watch(game, item, max(cursor, least))
                     watch.tagged, watch.since = True, loaded.version
                     watches.append(watch)
                     finished.append(status_of(game, loaded.match) == "finished")
@@ -147,7 +153,7 @@ def ticket_stream(game: Any, match_id: str, ticket: str, after: int, resuming: b
             raise Problem(403, "invalid_ticket", "this ticket follows other matches")
         loaded = live.matches.load(game, match_id)
         check_holder(follows[0], loaded.match["seats"])
-        watch = Watch(game, match_id, follows[0]["seat"], max(after, floor[0]))
+        watch = ticket_watch(game, follows[0], max(after, floor[0]))
         watch.since = loaded.version
         finished = status_of(game, loaded.match) == "finished"
         holders = [f["token"] for f in follows if f["token"]]
@@ -157,6 +163,21 @@ def ticket_stream(game: Any, match_id: str, ticket: str, after: int, resuming: b
         done()
         raise
     return stream_response(opened, done)
+
+
+def ticket_watch(game: Any, follow: dict[str, Any], cursor: int) -> Watch:
+    """The watch a ticket's ``follow`` opens: 401 when the player token it
+    was taken with has ended since (the follower ends if it ends later)."""
+    digest = follow.get("credential")
+    if digest:
+        check_still_valid(digest)
+    return Watch(
+        game,
+        follow["match"],
+        follow["seat"],
+        cursor,
+        revoked=revocation(digest) if digest else None,
+    )
 
 
 def address() -> str:

@@ -55,6 +55,9 @@ class Watch:
     # or seat_joined of the seat ends the follower (``cut``)
     since: int = 0
     cut: bool = False
+    # opened with a player token: whether that token was revoked since (which
+    # ends the follower, as a change of the seat's holder does)
+    revoked: Callable[[], bool] | None = None
 
     @property
     def tag(self) -> dict[str, Any] | None:
@@ -113,7 +116,9 @@ def take(watch: Watch, shown: list[Encoded]) -> list[Shown]:
 def ended(watches: Sequence[Watch]) -> bool:
     """Every watched match is over, or a watch's seat changed hands (which
     ends the whole follower: it was opened with that seat's rights)."""
-    return all(watch.over for watch in watches) or any(watch.cut for watch in watches)
+    return all(watch.over for watch in watches) or any(
+        watch.cut or (watch.revoked is not None and watch.revoked()) for watch in watches
+    )
 
 
 def follow(
@@ -270,6 +275,8 @@ class Shortcut:
         watch = self.watch
         if watch.over or batch.gone or batch.ends or batch.first != watch.cursor + 1:
             return False
+        if watch.revoked is not None and watch.revoked():
+            return False  # the greenlet ends the stream
         seat = watch.seat
         if seat is not None and (
             seat in batch.seat_changes or (self.keeps_floor and seat in batch.private_seats)

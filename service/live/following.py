@@ -43,13 +43,19 @@ class Following:
         self.allowances = Allowances(store.client, settings.bounds, self.hub)
 
     def watch(
-        self, game: Game, match_id: str, token: str | None, after: int
+        self,
+        game: Game,
+        match_id: str,
+        token: str | None,
+        after: int,
+        revoked: Callable[[], bool] | None = None,
     ) -> tuple[Watch, bool]:
         """A follower's watch of the match as the caller (the token's seat as
-        of now: a later change of its holder ends it), and whether it is over."""
+        of now: a later change of its holder ends it, as does ``revoked()``
+        becoming true), and whether it is over."""
         loaded = self.matches.load(game, match_id)
         seat = access.follows_as(loaded.match, self.matches.seat_for(loaded, token))
-        watch = Watch(game, match_id, seat, after, since=loaded.version)
+        watch = Watch(game, match_id, seat, after, since=loaded.version, revoked=revoked)
         return watch, status_of(game, loaded.match) == "finished"
 
     def events(
@@ -61,10 +67,11 @@ class Following:
         limit: int,
         wait_s: float = 0,
         address: str = "unknown",
+        revoked: Callable[[], bool] | None = None,
     ) -> bytes:
         """The log after ``after`` as the caller may see it (JSON); with
         ``wait_s``, wait up to that long for an event the caller may see."""
-        watch, _ = self.watch(game, match_id, token, after)
+        watch, _ = self.watch(game, match_id, token, after, revoked)
         watch.whole_log = True
         holders = [auth.token_hash(token)] if token else []
         return long_poll(

@@ -137,6 +137,7 @@ SECRET = f"{PREFIX}:identity-secret"  # keys identities: never delete it while m
 MAX_TOKENS = 20  # live tokens per player: making one more ends its oldest
 REVOKED = f"{PREFIX}:revoked"  # channel: a nonce, then the hashes of tokens just revoked
 ACK_WAIT_S = 0.5  # how long a revocation waits for every process to confirm
+HEARD_S = 3600.0  # a process remembers a revocation this long (a stream lives 10 minutes)
 
 
 def ack_key(nonce: str) -> str:
@@ -649,6 +650,7 @@ class TokenCache:
         # bumped by every revocation heard: a check that read Redis before one
         # keeps nothing it read (the token may be among those revoked)
         self.revocations = 0
+        self.heard: dict[str, float] = {}  # tokens revoked lately: followers they opened end
         self.listening = False  # True while subscribed: only then is a kept token trusted
         self.started = False
         self.lock = threading.Lock()
@@ -670,6 +672,18 @@ class TokenCache:
                 self.kept.clear()
             self.kept[digest] = (found, now)
         return found
+
+    def revoked(self, digest: str) -> bool:
+        """Whether this process heard that the token ``digest`` was revoked
+        (lately: within ``HEARD_S``, longer than any follower lives)."""
+        return digest in self.heard
+
+    def _heard(self, digests: list[str]) -> None:
+        now = time.monotonic()
+        if len(self.heard) > 100_000:
+            self.heard = {d: t for d, t in self.heard.items() if now - t < HEARD_S}
+        for digest in digests:
+            self.heard[digest] = now
 
     def _confirm(self, nonce: str) -> None:
         pipe = self.players.client.pipeline(transaction=False)
@@ -701,6 +715,7 @@ class TokenCache:
                     elif message["type"] == "message":
                         nonce, *digests = message["data"].decode().split()
                         self.revocations += 1
+                        self._heard(digests)
                         for digest in digests:
                             self.kept.pop(digest, None)
                         self._confirm(nonce)

@@ -4,6 +4,7 @@ it was made: over HTTP, against a server with a database."""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -205,3 +206,77 @@ def test_answers_holding_a_token_are_never_cached(server, operator):
     assert found.headers["Cache-Control"] == "no-store"
     mine = requests.get(f"{server.base}/v1/players/me", headers=bearer(token), timeout=10)
     assert "private" in mine.headers["Cache-Control"] and "Authorization" in mine.headers["Vary"]
+
+
+def test_what_a_revoked_player_token_opened_ends_with_it(server):
+    """Finding 3: a stream, a ticket (used or not), an events long poll and a
+    view long poll opened with a player token outlived its revocation, and
+    kept delivering the seat's hidden events (a stolen phone signed out
+    went on watching the player's cards)."""
+    ada, bob = guest(server, "Ada"), guest(server, "Bob")
+    created = requests.post(
+        f"{server.base}/v1/games/dekal/matches",
+        json={"players": [{"player": "me"}, {}]},
+        headers=bearer(ada["token"]),
+        timeout=10,
+    ).json()
+    url = f"{server.base}/v1/games/dekal/matches/{created['id']}"
+    joined = requests.post(f"{url}/seats/1", json={}, headers=bearer(bob["token"]), timeout=10)
+    assert joined.status_code == 201
+    phone = ada["token"]  # the device that will be signed out
+    laptop = requests.post(
+        f"{server.base}/v1/players/me/tokens", headers=bearer(phone), timeout=10
+    ).json()["token"]
+    tokens = {0: laptop, 1: bob["token"]}
+
+    def play(seat: int) -> None:
+        actions = requests.get(f"{url}/legal-actions", headers=bearer(tokens[seat]), timeout=10)
+        played = requests.post(
+            f"{url}/actions", json=actions.json()["actions"][0], headers=bearer(tokens[seat])
+        )
+        assert played.status_code == 200, played.text
+
+    play(0)  # the phone's seat has played its reveal: its view long poll waits for Bob
+    ticket = requests.post(f"{url}/stream-tickets", headers=bearer(phone), timeout=10).json()
+    end = requests.get(f"{url}/events", headers=bearer(phone), timeout=10).json()["next"]
+    streamed: list[str] = []
+    stream = requests.get(f"{url}/stream", headers=bearer(phone), stream=True, timeout=30)
+
+    def read() -> None:
+        for line in stream.iter_lines(decode_unicode=True):
+            streamed.append(line)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    answers: dict[str, int] = {}
+
+    def poll(name: str, path: str) -> None:
+        answers[name] = requests.get(path, headers=bearer(phone), timeout=30).status_code
+
+    polls = [
+        threading.Thread(target=poll, args=("events", f"{url}/events?after={end}&wait=8")),
+        threading.Thread(target=poll, args=("view", f"{url}?wait=8&legal_actions=true")),
+    ]
+    for thread in polls:
+        thread.start()
+    time.sleep(0.5)
+    signed_out = requests.delete(
+        f"{server.base}/v1/players/me/tokens/current", headers=bearer(phone), timeout=10
+    )
+    assert signed_out.json() == {"revoked": 1}
+    seen_before = len(streamed)
+    # the match goes on, the seat playing from the laptop: its private events
+    # must reach no follower of the phone
+    for _ in range(4):
+        to_act = requests.get(url, timeout=10).json()["to_act"]
+        if not to_act:
+            break
+        play(to_act[0])
+    for thread in polls:
+        thread.join()
+    assert answers == {"events": 401, "view": 401}, answers
+    reader.join(timeout=20)
+    assert not reader.is_alive(), "the stream outlived the token's revocation"
+    assert not any('"to"' in line or "card" in line for line in streamed[seen_before:])
+    redeemed = requests.get(server.base + ticket["stream"], timeout=10)
+    assert redeemed.status_code == 401
