@@ -285,8 +285,8 @@ class Scheduler:
             raise Problem(
                 429,
                 "bot_seats_exceeded",
-                f"your address already has {held} bot seats in matches being played, and "
-                f"{len(seats)} more would pass the cap of {cap} per address; "
+                f"you (your address, or your app) already have {held} bot seats in matches "
+                f"being played, and {len(seats)} more would pass your cap of {cap}; "
                 "retry when one of those matches is over",
                 headers={"Retry-After": str(CAP_RETRY_AFTER_S)},
                 held=held,
