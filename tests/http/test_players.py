@@ -406,3 +406,32 @@ def test_a_player_token_in_a_multi_match_ticket_follows_as_its_players_seat(serv
     asked["matches"][0]["token"] = "ldq_player_" + "Z" * 43
     unknown = server.http.post(f"{server.base}/v1/stream-tickets", json=asked)
     assert unknown.status_code == 401 and unknown.json()["code"] == "invalid_token"
+
+
+def test_a_player_token_leaves_resigns_and_rematches_without_seat_tokens(server):
+    ada, bob = guest(server, "Ada"), guest(server, "Bob")
+    # leave a waiting match: the seat is open again
+    waiting = server.http.post(
+        f"{server.base}/v1/games/gaudi/matches",
+        json={"players": [{"name": "Host"}, {}, {}]},
+    ).json()
+    seat_url = f"{server.base}/v1/games/gaudi/matches/{waiting['id']}/seats/2"
+    assert server.http.post(seat_url, json={}, headers=bearer(ada["token"])).status_code == 201
+    left = server.http.delete(seat_url, headers=bearer(ada["token"]))
+    assert left.status_code == 200 and left.json()["seats"][2]["open"] is True
+    # resign, then a rematch for both players, each holding its seat with its own token
+    match = dekal_against_each_other(server, ada["token"], bob["token"])
+    url = f"{server.base}/v1/games/dekal/matches/{match['id']}"
+    resigned = server.http.post(url + "/resign", headers=bearer(ada["token"]))
+    assert resigned.status_code == 200 and resigned.json()["status"] == "finished"
+    offered = server.http.post(url + "/rematch", headers=bearer(ada["token"]))
+    assert offered.status_code == 201, offered.text
+    assert "token" not in offered.json() and offered.json()["player"] == ada["id"]
+    accepted = server.http.post(url + "/rematch", headers=bearer(bob["token"])).json()
+    assert accepted["id"] == offered.json()["id"] and accepted["status"] == "active"
+    again = f"{server.base}/v1/games/dekal/matches/{accepted['id']}"
+    seats = {
+        p["id"]: server.http.get(again, headers=bearer(p["token"])).json()["your_seat"]
+        for p in (ada, bob)
+    }
+    assert seats == {ada["id"]: offered.json()["seat"], bob["id"]: accepted["seat"]}
