@@ -20,6 +20,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -52,6 +53,17 @@ def queueing(queue: ArchiveQueue) -> Callable[[Commit], None]:
             queue.ready(commit.match["id"], time.time())
 
     return ready
+
+
+def seated(recorded: list[dict[str, Any]], seats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The record's seats, each with the player who held it (its public id,
+    and whether it is a bot account) if a player did."""
+    return [
+        shown
+        | ({"player": held["player"]} if held.get("player") else {})
+        | ({"bot_account": True} if held.get("bot_account") else {})
+        for shown, held in zip(recorded, seats, strict=True)
+    ]
 
 
 class Archiver:
@@ -136,7 +148,7 @@ class Archiver:
             archived_ms=int(time.time() * 1000),
             version=loaded.version,
             seeded=bool(match.get("seeded")),
-            seats=record["seats"],
+            seats=seated(record["seats"], match["seats"]),
             outcome=fairness.revealed(match, outcome_of(game, match)) or {},
             final=final,
             record=record,
