@@ -33,6 +33,7 @@ from service.domain.endings import outcome_of
 from service.domain.matches import Matches
 from service.domain.ports import Loaded
 from service.domain.views import present, status_of
+from service.store import player_matches
 from service.store.archive import Archive, Archived
 from service.store.archiving import ArchiveQueue
 from service.store.database import NotMigrated, check_migrated
@@ -122,6 +123,7 @@ class Archiver:
             self.queue.later(match_id, time.time() + wait)
             return time.time() + wait
         self.database.over()
+        player_matches.forget_match(self.matches.store.client, loaded.match)  # archived: listed so
         self.matches.store.forget_in(match_id, self.finished_ttl)
         self.queue.done(match_id, lease)
         delay = archived.archived_ms / 1000 - loaded.match.get("ended_at", now)
