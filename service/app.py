@@ -18,6 +18,7 @@ from service.background import outbound, webhooks
 from service.background.archiver import queueing
 from service.background.scheduler import BotLimits, Scheduler
 from service.background.turns import ServerTurns, scheduling
+from service.domain import signing
 from service.domain.commits import Settings as MatchSettings
 from service.domain.matches import Matches
 from service.http.addresses import ClientKeys
@@ -221,9 +222,11 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     app.extensions["ludotheque.live"] = Following(matches, store, live, hub)
 
     # records' signing key: the deployment's file, else one kept in the store
-    app.extensions["ludotheque.record_keys"] = RecordKeys(
+    record_keys = app.extensions["ludotheque.record_keys"] = RecordKeys(
         app.config.get("RECORD_KEY_FILE"), client
     )
+    if archive is not None:  # a deleted player's name out of a record: signed again
+        archive.signer = lambda record: signing.sign(record, record_keys.get())
 
     api = LudothequeApi(app)
     app.extensions["ludotheque.api"] = api

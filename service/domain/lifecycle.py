@@ -63,6 +63,28 @@ def leave(matches: Matches, game: Game, match_id: str, seat: int, token: str) ->
     return present(game, loaded.match, loaded.version, None)
 
 
+def rename_player(matches: Matches, game: Game, match_id: str, player_id: str, name: str) -> bool:
+    """Give every seat of ``match_id`` that names the player ``player_id``
+    (held, or a rematch seat reserved for it) the name ``name`` (the player
+    is deleted), in one commit with a ``seat_renamed`` event per seat, so
+    that followers learn of it; False when no seat changed."""
+
+    renamed = False
+
+    def decide(loaded: Loaded) -> Change | None:
+        nonlocal renamed
+        events: list[Event] = []
+        for seat, held in enumerate(loaded.match["seats"]):
+            if held.get("player") == player_id and held.get("name") != name:
+                held["name"] = name
+                events.append({"type": "seat_renamed", "seat": seat, "name": name})
+        renamed = bool(events)
+        return Change(events) if events else None
+
+    matches.change(game, match_id, decide)
+    return renamed
+
+
 def resign(
     matches: Matches, game: Game, match_id: str, token: str, address: str | None = None
 ) -> dict[str, Any]:

@@ -13,14 +13,18 @@ from flask import Response, current_app, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
+from engines import GAMES
+from service.domain import lifecycle
 from service.domain import tokens as auth
 from service.domain.matches import Player
 from service.domain.problems import Problem
 from service.http import my_matches
-from service.http.answers import json_response, matches, problems
+from service.http.answers import json_response, matches, problems, records, replays
 from service.http.arguments import Blueprint
 from service.http.credentials import credential, required_credential
 from service.http.schemas import valid_name
+from service.store import player_matches
+from service.store.archive import DELETED_NAME
 from service.store.players import Players
 
 PLAYER_TOKEN = [{"playerToken": []}]
@@ -291,4 +295,40 @@ def app_player(player_id: str) -> str:
 
 
 def forget(player_id: str) -> None:
+    """Leave for good (issue 36, point 7): the player's name becomes
+    "deleted player" in the seats of its live matches (a commit each, with
+    a ``seat_renamed`` event), in the archive (seats, final answers, records
+    signed again) and in this process's cached records and replays; its
+    tokens end, its app and external id are dropped, its index of live
+    matches is forgotten. Its live matches are renamed before and after the
+    deletion (one joined meanwhile is caught); a match archived meanwhile is
+    renamed by the archive itself (``Archive.put``)."""
+    rename_live(player_id)
     players().delete(player_id)
+    rename_live(player_id)
+    archive = current_app.extensions["ludotheque.archive"]
+    renamed = archive.rename_player(player_id)
+    player_matches.drop(matches().store.client, player_id)
+    for game_name, match_id in renamed:
+        records().forget(GAMES[game_name], match_id)
+        replays().forget(GAMES[game_name], match_id)
+
+
+def rename_live(player_id: str) -> list[str]:
+    """Name the player "deleted player" in every live match of its index;
+    the ids of the matches changed."""
+    store, changed = matches().store, []
+    for match_id in player_matches.match_ids(store.client, player_id):
+        loaded = store.load(match_id)
+        if loaded is None:
+            continue
+        game = GAMES[loaded.match["game"]]
+        try:
+            if lifecycle.rename_player(matches(), game, match_id, player_id, DELETED_NAME):
+                changed.append(match_id)
+        except Problem as gone:
+            if gone.code != "match_not_found":  # expired meanwhile: nothing to rename
+                raise
+        records().forget(game, match_id)
+        replays().forget(game, match_id)
+    return changed

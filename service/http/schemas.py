@@ -493,6 +493,15 @@ class SeatLeftEventSchema(Schema):
     )
 
 
+class SeatRenamedEventSchema(Schema):
+    """The player holding the seat (or for whom it is reserved) left for
+    good: its name is now ``name`` ("deleted player"). Earlier events keep
+    the name they had."""
+
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+
+
 class ResignedEventSchema(Schema):
     """A seat resigned; ``bot`` plays it from now on when the match goes on."""
 
@@ -515,6 +524,7 @@ class RematchOfferedEventSchema(Schema):
 
 LIFECYCLE_EVENTS = {
     "seat_left": SeatLeftEventSchema,
+    "seat_renamed": SeatRenamedEventSchema,
     "resigned": ResignedEventSchema,
     "aborted": AbortedEventSchema,
     "rematch_offered": RematchOfferedEventSchema,

@@ -43,11 +43,10 @@ import sqlalchemy as sa
 
 from service.domain import tokens as auth
 from service.domain.problems import Problem
-from service.store.archive import match_players, metadata
+from service.store.archive import DELETED_NAME, match_players, metadata
 
 log = logging.getLogger(__name__)
 
-DELETED_NAME = "deleted player"
 KEY_SLOTS = (1, 2)
 LIMIT_NAMES = ("requests", "creations", "waiting", "followers", "bot_seats")
 
