@@ -37,7 +37,7 @@ from service.live.following import Following, LiveSettings
 from service.live.hub import Hub
 from service.observability import init_observability
 from service.settings import Settings, load
-from service.store import lobby, player_matches
+from service.store import lobby, player_matches, renamed_records
 from service.store.archive import Archive
 from service.store.archiving import ArchiveQueue
 from service.store.database import engine_for
@@ -225,6 +225,8 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     record_keys = app.extensions["ludotheque.record_keys"] = RecordKeys(
         app.config.get("RECORD_KEY_FILE"), client
     )
+    # records changed since signed (a deleted player's name): every process drops its copy
+    app.extensions["ludotheque.renamed_records"] = renamed_records.Renamed(client)
     if archive is not None:  # a deleted player's name out of a record: signed again
         archive.signer = lambda record: signing.sign(record, record_keys.get())
 

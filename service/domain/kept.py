@@ -59,6 +59,11 @@ class Kept:
             if found is not None:
                 self.size -= found[1]
 
+    def clear(self) -> None:
+        with self.lock:
+            self.kept.clear()
+            self.size = 0
+
     def _fit(self) -> None:
         while self.size > self.budget:
             _, (_, size) = self.kept.popitem(last=False)

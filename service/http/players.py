@@ -23,7 +23,7 @@ from service.http.answers import json_response, matches, problems, records, repl
 from service.http.arguments import Blueprint
 from service.http.credentials import credential, required_credential
 from service.http.schemas import valid_name
-from service.store import player_matches
+from service.store import player_matches, renamed_records
 from service.store.archive import DELETED_NAME
 from service.store.players import Players
 
@@ -303,20 +303,21 @@ def forget(player_id: str) -> None:
     matches is forgotten. Its live matches are renamed before and after the
     deletion (one joined meanwhile is caught); a match archived meanwhile is
     renamed by the archive itself (``Archive.put``)."""
-    rename_live(player_id)
+    renamed = rename_live(player_id)
     players().delete(player_id)
-    rename_live(player_id)
-    archive = current_app.extensions["ludotheque.archive"]
-    renamed = archive.rename_player(player_id)
-    player_matches.drop(matches().store.client, player_id)
+    renamed += rename_live(player_id)
+    renamed += current_app.extensions["ludotheque.archive"].rename_player(player_id)
+    client = matches().store.client
+    player_matches.drop(client, player_id)
+    renamed_records.note(client, renamed)  # every process drops its copies of their records
     for game_name, match_id in renamed:
         records().forget(GAMES[game_name], match_id)
         replays().forget(GAMES[game_name], match_id)
 
 
-def rename_live(player_id: str) -> list[str]:
+def rename_live(player_id: str) -> list[tuple[str, str]]:
     """Name the player "deleted player" in every live match of its index;
-    the ids of the matches changed."""
+    the (game, id) of the matches changed."""
     store, changed = matches().store, []
     for match_id in player_matches.match_ids(store.client, player_id):
         loaded = store.load(match_id)
@@ -325,10 +326,8 @@ def rename_live(player_id: str) -> list[str]:
         game = GAMES[loaded.match["game"]]
         try:
             if lifecycle.rename_player(matches(), game, match_id, player_id, DELETED_NAME):
-                changed.append(match_id)
+                changed.append((game.name, match_id))
         except Problem as gone:
             if gone.code != "match_not_found":  # expired meanwhile: nothing to rename
                 raise
-        records().forget(game, match_id)
-        replays().forget(game, match_id)
     return changed

@@ -7,6 +7,7 @@ and PostgreSQL, with a real archiver (in this process)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -218,3 +219,27 @@ def test_a_finished_match_still_in_redis_is_renamed_there_and_archived_so(
     assert "Philomena" not in row.seats + row.final + row.record
     record = server.http.get(server.url(f"/v1/games/dekal/matches/{over}/record"))
     assert verified(server, record.text, tmp_path).startswith(f"ok: dekal match {over}")
+
+
+def test_another_server_process_drops_its_copy_of_the_record(
+    server, client, redis_url, database_url, tmp_path
+):
+    """Two server processes over one Redis and one database: the one that
+    did not delete the player had the record in memory, and serves the
+    renamed one within seconds."""
+    ada, bob = guest(server, "Leocadia"), guest(server, "Bob")
+    over = played_then_resigned(server, ada, bob)
+    archive_due(server)
+    config = {"REDIS_URL": redis_url, "DATABASE_URL": database_url, "FINISHED_TTL": 1}
+    with LiveServer(config) as other:
+        path = f"/v1/games/dekal/matches/{over}"
+        assert "Leocadia" in other.http.get(other.url(path + "/record")).text  # kept there now
+        assert "Leocadia" in other.http.get(other.url(path + "/replay")).text
+        gone = server.http.delete(server.url("/v1/players/me"), headers=bearer(ada["token"]))
+        assert gone.status_code == 204
+        deadline = time.monotonic() + 10
+        while "Leocadia" in (record := other.http.get(other.url(path + "/record")).text):
+            assert time.monotonic() < deadline, "the other process kept the old record"
+            time.sleep(0.2)
+        assert verified(other, record, tmp_path).startswith(f"ok: dekal match {over}")
+        assert "Leocadia" not in other.http.get(other.url(path + "/replay")).text
