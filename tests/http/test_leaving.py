@@ -243,3 +243,19 @@ def test_another_server_process_drops_its_copy_of_the_record(
             time.sleep(0.2)
         assert verified(other, record, tmp_path).startswith(f"ok: dekal match {over}")
         assert "Leocadia" not in other.http.get(other.url(path + "/replay")).text
+
+
+def test_a_rematch_seat_reserved_for_the_player_is_renamed(server):
+    ada, bob = guest(server, "Ada"), guest(server, "Hildegard")
+    over = played_then_resigned(server, ada, bob)
+    asked = server.http.post(
+        server.url(f"/v1/games/dekal/matches/{over}/rematch"), headers=bearer(ada["token"])
+    )
+    assert asked.status_code in (200, 201), asked.text
+    rematch = asked.json()["id"]
+    gone = server.http.delete(server.url("/v1/players/me"), headers=bearer(bob["token"]))
+    assert gone.status_code == 204
+    for match_id in (over, rematch):
+        view = server.http.get(server.url(f"/v1/games/dekal/matches/{match_id}")).json()
+        assert "Hildegard" not in str(view["seats"])
+        assert DELETED in [seat["name"] for seat in view["seats"]]

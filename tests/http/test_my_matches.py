@@ -445,3 +445,31 @@ def test_a_profile_counts_archived_matches_once(server, client):
     again = archived_with([ada, bob], int(ada["id"][:8], 16) << 41, T0, key, "pacal")
     assert archive.put(again) and not archive.put(again)
     assert server.http.get(profile).json()["matches_played"] == {"dekal": 2, "pacal": 1}
+
+
+def test_a_rematch_is_each_players_reserved_then_taken(server, client):
+    ada, bob = guest(server, "Ada"), guest(server, "Bob")
+    over = finished_between(server, ada, bob)
+    url = server.url(f"/v1/games/dekal/matches/{over}/rematch")
+    asked = server.http.post(url, headers=bearer(ada["token"]))
+    assert asked.status_code in (200, 201), asked.text
+    rematch = asked.json()["id"]
+    assert asked.json()["player"] == ada["id"] and "token" not in asked.json()
+    seats = server.http.get(server.url(f"/v1/games/dekal/matches/{rematch}")).json()["seats"]
+    seat_of = {seat["player"]: seat["seat"] for seat in seats}  # the rematch may seat them anew
+    # Bob's seat is reserved for him: the rematch is in his list, waiting for him
+    (first, *_rest) = mine(server, bob["token"])
+    assert (first["id"], first["status"], first["seat"]) == (
+        rematch,
+        "waiting",
+        seat_of[bob["id"]],
+    )
+    assert first["seats"][first["seat"]]["reserved"] is True
+    taken = server.http.post(url, headers=bearer(bob["token"]))
+    assert taken.status_code in (200, 201), taken.text
+    for player, seat in ((ada, 0), (bob, 1)):
+        listed = mine(server, player["token"])
+        assert [(m["id"], m["status"], m["seat"]) for m in listed[:2]] == [
+            (rematch, "active", seat_of[player["id"]]),
+            (over, "finished", seat),
+        ]
