@@ -111,19 +111,21 @@ def indexing(store: Store, ttl: int) -> Subscriber:
             for event in commit.events
             if event["type"] == "seat_left" and event.get("player") not in (None, *players)
         }
+        gives = bool(kinds & GIVES_SEATS)
+        due = [] if gives or not players else refreshed.due(players)
+        if not (gives and players) and not due and not left:
+            return  # as a rule (an action): no round trip
         pipe = store.client.pipeline(transaction=False)
-        if kinds & GIVES_SEATS:
+        if gives:
             entry = member(commit.match)
             for player_id in players:
                 add(pipe, player_id, entry, ttl)
             refreshed.done(players)
-        else:
-            for player_id in refreshed.due(players):
-                pipe.expire(index_key(player_id), ttl)
+        for player_id in due:
+            pipe.expire(index_key(player_id), ttl)
         for player_id in left:
             pipe.zrem(index_key(player_id), member(commit.match))
-        if len(pipe):
-            pipe.execute()
+        pipe.execute()
 
     return after
 
