@@ -28,6 +28,7 @@ from service.store.archive import DELETED_NAME
 from service.store.players import Players
 
 PLAYER_TOKEN = [{"playerToken": []}]
+ARCHIVED_MARGIN_S = 3600  # an archived match's expiry in Redis, give or take clocks and retries
 APP_KEY = [{"appKey": []}]
 PLAYER_ID = validate.Regexp(r"^[0-9a-f]{32}$", error="a player id: 32 hexadecimal digits")
 
@@ -301,12 +302,19 @@ def forget(player_id: str) -> None:
     signed again) and in this process's cached records and replays; its
     tokens end, its app and external id are dropped, its index of live
     matches is forgotten. Its live matches are renamed before and after the
-    deletion (one joined meanwhile is caught); a match archived meanwhile is
-    renamed by the archive itself (``Archive.put``)."""
-    renamed = rename_live(player_id)
+    deletion (one joined meanwhile is caught), and so are its archived
+    matches Redis still has; a match archived meanwhile is renamed by the
+    archive itself (``Archive.put``)."""
+    renamed = rename_live(player_id, indexed(player_id))
     players().delete(player_id)
-    renamed += rename_live(player_id)
-    renamed += current_app.extensions["ludotheque.archive"].rename_player(player_id)
+    renamed += rename_live(player_id, indexed(player_id))
+    archive = current_app.extensions["ludotheque.archive"]
+    renamed += archive.rename_player(player_id)
+    # archived matches stay in Redis FINISHED_TTL longer (their views are read there)
+    since = time.time() - current_app.config["FINISHED_TTL"] - ARCHIVED_MARGIN_S
+    renamed += rename_live(
+        player_id, [m for _, m in archive.archived_since(player_id, int(since * 1000))]
+    )
     client = matches().store.client
     player_matches.drop(client, player_id)
     renamed_records.note(client, renamed)  # every process drops its copies of their records
@@ -315,11 +323,15 @@ def forget(player_id: str) -> None:
         replays().forget(GAMES[game_name], match_id)
 
 
-def rename_live(player_id: str) -> list[tuple[str, str]]:
-    """Name the player "deleted player" in every live match of its index;
-    the (game, id) of the matches changed."""
+def indexed(player_id: str) -> list[str]:
+    return player_matches.match_ids(matches().store.client, player_id)
+
+
+def rename_live(player_id: str, match_ids: list[str]) -> list[tuple[str, str]]:
+    """Name the player "deleted player" in each of ``match_ids`` that Redis
+    has; the (game, id) of the matches changed."""
     store, changed = matches().store, []
-    for match_id in player_matches.match_ids(store.client, player_id):
+    for match_id in match_ids:
         loaded = store.load(match_id)
         if loaded is None:
             continue

@@ -247,6 +247,17 @@ class Archive:
         )
         return True
 
+    def archived_since(self, player_id: str, since_ms: int) -> list[tuple[str, str]]:
+        """The (game, id) of the player's matches archived at ``since_ms`` or
+        later (Redis may still have them)."""
+        query = (
+            sa.select(match_players.c.game, match_players.c.match_id)
+            .join(matches, matches.c.id == match_players.c.match_id)
+            .where(match_players.c.player_id == player_id, matches.c.archived_ms >= since_ms)
+        )
+        with self.engine.connect() as connection:
+            return [(row.game, row.match_id) for row in connection.execute(query)]
+
     def rename_player(self, player_id: str) -> list[tuple[str, str]]:
         """Name the deleted player ``player_id`` "deleted player" in every
         archived match it held a seat in (seats, final answer, record signed

@@ -20,6 +20,7 @@ from service.cli import main
 from service.domain.signing import check, parse_public_key
 from service.store.archive import matches as archived_matches
 from service.store.database import migrate
+from service.store.matches import match_key
 from service.store.player_matches import index_key
 from service.store.players import players as player_rows
 from tests.http.test_my_matches import (
@@ -259,3 +260,22 @@ def test_a_rematch_seat_reserved_for_the_player_is_renamed(server):
         view = server.http.get(server.url(f"/v1/games/dekal/matches/{match_id}")).json()
         assert "Hildegard" not in str(view["seats"])
         assert DELETED in [seat["name"] for seat in view["seats"]]
+
+
+def test_an_archived_match_redis_still_has_is_renamed_there_too(server, client, tmp_path):
+    """Once archived, a match stays readable in Redis FINISHED_TTL longer
+    (its view is read there): its seats are renamed there as well."""
+    ada, bob = guest(server, "Ottoline"), guest(server, "Bob")
+    over = played_then_resigned(server, ada, bob)
+    archive_due(server, finished_ttl=600)  # archived, off the index, still in Redis
+    assert client.zcard(index_key(ada["id"])) == 0 and client.ttl(match_key(over)) > 1
+    gone = server.http.delete(server.url("/v1/players/me"), headers=bearer(ada["token"]))
+    assert gone.status_code == 204
+    view = server.http.get(server.url(f"/v1/games/dekal/matches/{over}"))
+    assert "Ottoline" not in view.text and view.json()["seats"][0]["name"] == DELETED
+    archive_due(server, finished_ttl=600)  # the renaming commit queued it again
+    row = archived_row(server, over)
+    assert "Ottoline" not in row.seats + row.final + row.record
+    record = server.http.get(server.url(f"/v1/games/dekal/matches/{over}/record"))
+    assert "Ottoline" not in record.text
+    assert verified(server, record.text, tmp_path).startswith(f"ok: dekal match {over}")

@@ -94,15 +94,16 @@ def finished_between(server: LiveServer, first: dict, second: dict) -> str:
     return match_id
 
 
-def archive_due(server: LiveServer) -> None:
-    """What a worker's archiver does: archive every match due, now."""
+def archive_due(server: LiveServer, finished_ttl: int = 1) -> None:
+    """What a worker's archiver does: archive every match due, now (Redis
+    keeps each ``finished_ttl`` longer)."""
     extensions = server.app.extensions
     archiver = Archiver(
         server.matches,
         extensions["ludotheque.archive_queue"],
         extensions["ludotheque.archive"],
         extensions["ludotheque.record_keys"],
-        finished_ttl=1,
+        finished_ttl=finished_ttl,
     )
     for _ in range(100):
         if archiver.run_once() is not None:
