@@ -18,6 +18,7 @@ from service.background import outbound, webhooks
 from service.background.archiver import queueing
 from service.background.scheduler import BotLimits, Scheduler
 from service.background.turns import ServerTurns, scheduling
+from service.domain import signing
 from service.domain.commits import Settings as MatchSettings
 from service.domain.matches import Matches
 from service.http.addresses import ClientKeys
@@ -36,7 +37,7 @@ from service.live.following import Following, LiveSettings
 from service.live.hub import Hub
 from service.observability import init_observability
 from service.settings import Settings, load
-from service.store import lobby
+from service.store import lobby, player_matches, renamed_records
 from service.store.archive import Archive
 from service.store.archiving import ArchiveQueue
 from service.store.database import engine_for
@@ -185,6 +186,12 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     ]
     if archive is not None:
         subscribers.append(queueing(archive_queue))
+    # each player's live matches (``GET /v1/players/me/matches``): an index
+    # that outlives every match it lists
+    index_ttl = 2 * max(match_settings.idle_ttl, match_settings.waiting_ttl)
+    app.extensions["ludotheque.player_matches_ttl"] = index_ttl
+    if players is not None:
+        subscribers.append(player_matches.indexing(store, index_ttl))
     matches = Matches(
         store,
         match_settings,
@@ -218,9 +225,13 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     app.extensions["ludotheque.live"] = Following(matches, store, live, hub)
 
     # records' signing key: the deployment's file, else one kept in the store
-    app.extensions["ludotheque.record_keys"] = RecordKeys(
+    record_keys = app.extensions["ludotheque.record_keys"] = RecordKeys(
         app.config.get("RECORD_KEY_FILE"), client
     )
+    # records changed since signed (a deleted player's name): every process drops its copy
+    app.extensions["ludotheque.renamed_records"] = renamed_records.Renamed(client)
+    if archive is not None:  # a deleted player's name out of a record: signed again
+        archive.signer = lambda record: signing.sign(record, record_keys.get())
 
     api = LudothequeApi(app)
     app.extensions["ludotheque.api"] = api

@@ -52,6 +52,18 @@ class Kept:
                 self.size -= self.kept.pop(key)[1]
             self._fit()
 
+    def drop(self, key: Hashable) -> None:
+        """Forget the value kept under ``key``, if any (it changed after all)."""
+        with self.lock:
+            found = self.kept.pop(key, None)
+            if found is not None:
+                self.size -= found[1]
+
+    def clear(self) -> None:
+        with self.lock:
+            self.kept.clear()
+            self.size = 0
+
     def _fit(self) -> None:
         while self.size > self.budget:
             _, (_, size) = self.kept.popitem(last=False)

@@ -55,11 +55,34 @@ def leave(matches: Matches, game: Game, match_id: str, seat: int, token: str) ->
             match["seats"][seat] |= {k: held[k] for k in ("player", "bot_account") if k in held}
         else:
             match["seats"][seat] = {"name": None, "token": None, "bot": None}
-        return [{"type": "seat_left", "seat": seat}]
+        left = {"type": "seat_left", "seat": seat}
+        return [left | ({"player": held["player"]} if held.get("player") else {})]
 
     loaded = _change(matches, game, match_id, token, decide)
     _still_waiting(matches, loaded.match, waiting=True)  # its waiting time starts again
     return present(game, loaded.match, loaded.version, None)
+
+
+def rename_player(matches: Matches, game: Game, match_id: str, player_id: str, name: str) -> bool:
+    """Give every seat of ``match_id`` that names the player ``player_id``
+    (held, or a rematch seat reserved for it) the name ``name`` (the player
+    is deleted), in one commit with a ``seat_renamed`` event per seat, so
+    that followers learn of it; False when no seat changed."""
+
+    renamed = False
+
+    def decide(loaded: Loaded) -> Change | None:
+        nonlocal renamed
+        events: list[Event] = []
+        for seat, held in enumerate(loaded.match["seats"]):
+            if held.get("player") == player_id and held.get("name") != name:
+                held["name"] = name
+                events.append({"type": "seat_renamed", "seat": seat, "name": name})
+        renamed = bool(events)
+        return Change(events) if events else None
+
+    matches.change(game, match_id, decide)
+    return renamed
 
 
 def resign(

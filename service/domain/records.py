@@ -56,6 +56,11 @@ class Records:
         self.kept.put(cached, body, len(body))
         return body
 
+    def forget(self, game: Game, match_id: str) -> None:
+        """Drop the match's record kept by this process (a deleted player's
+        name was taken out of it)."""
+        self.kept.drop((game.name, match_id, self.key().key_id))
+
 
 def signed_by(body: bytes, key: signing.RecordKey) -> bool:
     """Whether the encoded record ``body`` names ``key`` as its signer: its

@@ -180,6 +180,10 @@ class Replays:
         self.record = record
         self.kept = Kept(budget)
 
+    def forget(self, game: Game, match_id: str) -> None:
+        """Drop what this process keeps of the match's replay (its record changed)."""
+        self.kept.drop((game.name, match_id))
+
     def page(self, game: Game, match_id: str, start: int = 0, limit: int = PAGE_DEFAULT) -> bytes:
         """The page of ``game``'s match ``match_id`` from step ``start``, as JSON."""
         key = (game.name, match_id)

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 from flask import Response, current_app, request
 
+from engines import GAMES
 from service.domain.matches import Matches
 from service.domain.problems import Problem
 from service.domain.records import Records
@@ -123,11 +124,16 @@ def record_keys() -> RecordKeys:
 
 
 def records() -> Records:
-    """The app's cache of signed records, made on its first use."""
+    """The app's cache of signed records, made on its first use; records
+    changed since (``service.store.renamed_records``) dropped from it."""
     extensions = current_app.extensions
+    renamed = extensions["ludotheque.renamed_records"]
     if (found := extensions.get("ludotheque.records")) is None:
         made = Records(matches().record, record_keys().get, matches().stored_record)
         found = extensions.setdefault("ludotheque.records", made)
+        if found is made:
+            renamed.watch(lambda g, m: made.forget(GAMES[g], m), made.kept.clear)
+    renamed.check()
     return found
 
 
@@ -139,6 +145,12 @@ def replays() -> Replays:
         signed = records()
         made = Replays(lambda game, match_id: orjson.loads(signed.encoded(game, match_id)))
         found = extensions.setdefault("ludotheque.replays", made)
+        if found is made:
+            forget = made.forget
+            extensions["ludotheque.renamed_records"].watch(
+                lambda g, m: forget(GAMES[g], m), made.kept.clear
+            )
+    extensions["ludotheque.renamed_records"].check()
     return found
 
 

@@ -13,10 +13,13 @@ from flask import Response, current_app, request
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate
 
+from engines import GAMES
+from service.domain import lifecycle
 from service.domain import tokens as auth
 from service.domain.matches import Player
 from service.domain.problems import Problem
-from service.http.answers import json_response, matches, problems
+from service.http import my_matches
+from service.http.answers import json_response, matches, problems, records, replays
 from service.http.arguments import Blueprint
 from service.http.credentials import (
     credential,
@@ -25,9 +28,12 @@ from service.http.credentials import (
     unknown_token,
 )
 from service.http.schemas import valid_name
+from service.store import player_matches, renamed_records
+from service.store.archive import DELETED_NAME
 from service.store.players import Players
 
 PLAYER_TOKEN = [{"playerToken": []}]
+ARCHIVED_MARGIN_S = 3600  # an archived match's expiry in Redis, give or take clocks and retries
 APP_KEY = [{"appKey": []}]
 PLAYER_ID = validate.Regexp(r"^[0-9a-f]{32}$", error="a player id: 32 hexadecimal digits")
 # an answer holding a token is kept by no cache; one that depends on the token, privately
@@ -248,6 +254,8 @@ def players_blueprint() -> Blueprint:
             found = required_credential("player")
             return json_response({"revoked": players().revoke(found.id, found.digest)})
 
+    my_matches.register(blp, PLAYER_TOKEN, player_of_request)
+
     @blp.route("/players/<player_id>")
     class PlayerResource(MethodView):
         @blp.arguments(PlayerPathSchema(), location="path", as_kwargs=True)
@@ -318,4 +326,50 @@ def app_player(player_id: str) -> str:
 
 
 def forget(player_id: str) -> None:
+    """Leave for good (issue 36, point 7): the player's name becomes
+    "deleted player" in the seats of its live matches (a commit each, with
+    a ``seat_renamed`` event), in the archive (seats, final answers, records
+    signed again) and in this process's cached records and replays; its
+    tokens end, its app and external id are dropped, its index of live
+    matches is forgotten. Its live matches are renamed before and after the
+    deletion (one joined meanwhile is caught), and so are its archived
+    matches Redis still has; a match archived meanwhile is renamed by the
+    archive itself (``Archive.put``)."""
+    renamed = rename_live(player_id, indexed(player_id))
     players().delete(player_id)
+    renamed += rename_live(player_id, indexed(player_id))
+    archive = current_app.extensions["ludotheque.archive"]
+    renamed += archive.rename_player(player_id)
+    # archived matches stay in Redis FINISHED_TTL longer (their views are read there)
+    since = time.time() - current_app.config["FINISHED_TTL"] - ARCHIVED_MARGIN_S
+    renamed += rename_live(
+        player_id, [m for _, m in archive.archived_since(player_id, int(since * 1000))]
+    )
+    client = matches().store.client
+    player_matches.drop(client, player_id)
+    renamed_records.note(client, renamed)  # every process drops its copies of their records
+    for game_name, match_id in renamed:
+        records().forget(GAMES[game_name], match_id)
+        replays().forget(GAMES[game_name], match_id)
+
+
+def indexed(player_id: str) -> list[str]:
+    return player_matches.match_ids(matches().store.client, player_id)
+
+
+def rename_live(player_id: str, match_ids: list[str]) -> list[tuple[str, str]]:
+    """Name the player "deleted player" in each of ``match_ids`` that Redis
+    has; the (game, id) of the matches changed."""
+    store, changed = matches().store, []
+    for match_id in match_ids:
+        loaded = store.load(match_id)
+        if loaded is None:
+            continue
+        game = GAMES[loaded.match["game"]]
+        try:
+            if lifecycle.rename_player(matches(), game, match_id, player_id, DELETED_NAME):
+                changed.append((game.name, match_id))
+        except Problem as gone:
+            if gone.code != "match_not_found":  # expired meanwhile: nothing to rename
+                raise
+    return changed

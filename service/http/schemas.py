@@ -484,9 +484,22 @@ class EndedEarlyOutcomeSchema(RevealedSchema):
 
 
 class SeatLeftEventSchema(Schema):
-    """A seat's holder gave it back before the start: it is open again."""
+    """A seat's holder gave it back before the start: it is open again (a
+    rematch seat: reserved for its player again)."""
 
     seat = fields.Integer(required=True)
+    player = fields.String(
+        metadata={"description": "the player who held the seat, when a player did"}
+    )
+
+
+class SeatRenamedEventSchema(Schema):
+    """The player holding the seat (or for whom it is reserved) left for
+    good: its name is now ``name`` ("deleted player"). Earlier events keep
+    the name they had."""
+
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
 
 
 class ResignedEventSchema(Schema):
@@ -511,6 +524,7 @@ class RematchOfferedEventSchema(Schema):
 
 LIFECYCLE_EVENTS = {
     "seat_left": SeatLeftEventSchema,
+    "seat_renamed": SeatRenamedEventSchema,
     "resigned": ResignedEventSchema,
     "aborted": AbortedEventSchema,
     "rematch_offered": RematchOfferedEventSchema,

@@ -56,6 +56,8 @@ export function describeDucale(event: DucaleEvent): string {
       return `dealt ${event.cards.length} cards`;
     case "seat_left":
       return `seat ${event.seat} left`;
+    case "seat_renamed":
+      return `seat ${event.seat} is now ${event.name}`;
     case "resigned":
       return `seat ${event.seat} resigned`;
     case "aborted":
