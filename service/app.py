@@ -36,7 +36,7 @@ from service.live.following import Following, LiveSettings
 from service.live.hub import Hub
 from service.observability import init_observability
 from service.settings import Settings, load
-from service.store import lobby
+from service.store import lobby, player_matches
 from service.store.archive import Archive
 from service.store.archiving import ArchiveQueue
 from service.store.database import engine_for
@@ -183,6 +183,12 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     ]
     if archive is not None:
         subscribers.append(queueing(archive_queue))
+    # each player's live matches (``GET /v1/players/me/matches``): an index
+    # that outlives every match it lists
+    index_ttl = 2 * max(match_settings.idle_ttl, match_settings.waiting_ttl)
+    app.extensions["ludotheque.player_matches_ttl"] = index_ttl
+    if players is not None:
+        subscribers.append(player_matches.indexing(store, index_ttl))
     matches = Matches(
         store,
         match_settings,

@@ -20,6 +20,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -32,6 +33,7 @@ from service.domain.endings import outcome_of
 from service.domain.matches import Matches
 from service.domain.ports import Loaded
 from service.domain.views import present, status_of
+from service.store import player_matches
 from service.store.archive import Archive, Archived
 from service.store.archiving import ArchiveQueue
 from service.store.database import NotMigrated, check_migrated
@@ -52,6 +54,17 @@ def queueing(queue: ArchiveQueue) -> Callable[[Commit], None]:
             queue.ready(commit.match["id"], time.time())
 
     return ready
+
+
+def seated(recorded: list[dict[str, Any]], seats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The record's seats, each with the player who held it (its public id,
+    and whether it is a bot account) if a player did."""
+    return [
+        shown
+        | ({"player": held["player"]} if held.get("player") else {})
+        | ({"bot_account": True} if held.get("bot_account") else {})
+        for shown, held in zip(recorded, seats, strict=True)
+    ]
 
 
 class Archiver:
@@ -110,6 +123,7 @@ class Archiver:
             self.queue.later(match_id, time.time() + wait)
             return time.time() + wait
         self.database.over()
+        player_matches.forget_match(self.matches.store.client, loaded.match)  # archived: listed so
         self.matches.store.forget_in(match_id, self.finished_ttl)
         self.queue.done(match_id, lease)
         delay = archived.archived_ms / 1000 - loaded.match.get("ended_at", now)
@@ -136,7 +150,7 @@ class Archiver:
             archived_ms=int(time.time() * 1000),
             version=loaded.version,
             seeded=bool(match.get("seeded")),
-            seats=record["seats"],
+            seats=seated(record["seats"], match["seats"]),
             outcome=fairness.revealed(match, outcome_of(game, match)) or {},
             final=final,
             record=record,

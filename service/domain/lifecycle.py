@@ -55,7 +55,8 @@ def leave(matches: Matches, game: Game, match_id: str, seat: int, token: str) ->
             match["seats"][seat] |= {k: held[k] for k in ("player", "bot_account") if k in held}
         else:
             match["seats"][seat] = {"name": None, "token": None, "bot": None}
-        return [{"type": "seat_left", "seat": seat}]
+        left = {"type": "seat_left", "seat": seat}
+        return [left | ({"player": held["player"]} if held.get("player") else {})]
 
     loaded = _change(matches, game, match_id, token, decide)
     _still_waiting(matches, loaded.match, waiting=True)  # its waiting time starts again

@@ -16,6 +16,7 @@ from marshmallow import Schema, fields, validate
 from service.domain import tokens as auth
 from service.domain.matches import Player
 from service.domain.problems import Problem
+from service.http import my_matches
 from service.http.answers import json_response, matches, problems
 from service.http.arguments import Blueprint
 from service.http.credentials import credential, required_credential
@@ -222,6 +223,8 @@ def players_blueprint() -> Blueprint:
             """End this token only (this device signs out)."""
             found = required_credential("player")
             return json_response({"revoked": players().revoke(found.id, found.digest)})
+
+    my_matches.register(blp, PLAYER_TOKEN, player_of_request)
 
     @blp.route("/players/<player_id>")
     class PlayerResource(MethodView):

@@ -484,9 +484,13 @@ class EndedEarlyOutcomeSchema(RevealedSchema):
 
 
 class SeatLeftEventSchema(Schema):
-    """A seat's holder gave it back before the start: it is open again."""
+    """A seat's holder gave it back before the start: it is open again (a
+    rematch seat: reserved for its player again)."""
 
     seat = fields.Integer(required=True)
+    player = fields.String(
+        metadata={"description": "the player who held the seat, when a player did"}
+    )
 
 
 class ResignedEventSchema(Schema):

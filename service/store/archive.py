@@ -10,7 +10,9 @@ here. Tables (SQLAlchemy Core; Alembic migrates them,
   the key of every page (keyset pagination: a page costs the same however
   deep it is and however large the archive);
 - ``match_bots``: one row per bot kind that played in a match, with the
-  match's game and end, so that a search by bot walks an index in order.
+  match's game and end, so that a search by bot walks an index in order;
+- ``match_players``: one row per seat a player held (issue 36), with the
+  match's game and end: a player's finished matches, newest first.
 """
 
 from __future__ import annotations
@@ -64,6 +66,23 @@ match_bots = sa.Table(
     sa.Index("match_bots_game_newest", "game", "bot", "ended_ms", "match_id"),
 )
 
+match_players = sa.Table(
+    "match_players",
+    metadata,
+    sa.Column(
+        "match_id",
+        sa.String(32),
+        sa.ForeignKey(matches.c.id, ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("seat", sa.Integer, primary_key=True),
+    sa.Column("player_id", sa.String(32), nullable=False),
+    sa.Column("game", sa.String(32), nullable=False),
+    sa.Column("ended_ms", sa.BigInteger, nullable=False),
+    sa.Index("match_players_newest", "player_id", "ended_ms", "match_id"),
+    sa.Index("match_players_game_newest", "player_id", "game", "ended_ms", "match_id"),
+)
+
 
 @dataclass(frozen=True)
 class Archived:
@@ -76,7 +95,7 @@ class Archived:
     archived_ms: int
     version: int
     seeded: bool
-    seats: list[dict[str, Any]]
+    seats: list[dict[str, Any]]  # [{seat, name, bot}, with player and bot_account if a player's]
     outcome: dict[str, Any]
     final: dict[str, Any]
     record: dict[str, Any]
@@ -99,6 +118,20 @@ class Archived:
 
     def bots(self) -> list[str]:
         return sorted({seat["bot"] for seat in self.seats if seat.get("bot")})
+
+    def players(self) -> list[dict[str, Any]]:
+        """The ``match_players`` rows: one per seat a player held."""
+        return [
+            {
+                "match_id": self.id,
+                "seat": seat["seat"],
+                "player_id": seat["player"],
+                "game": self.game,
+                "ended_ms": self.ended_ms,
+            }
+            for seat in self.seats
+            if seat.get("player")
+        ]
 
 
 class Archive:
@@ -129,14 +162,20 @@ class Archive:
             }
             for bot in archived.bots()
         ]
+        seated = archived.players()
         with self.engine.begin() as connection:
             # new exactly when the insert took (PostgreSQL's waits for a
             # concurrent one of the same id to end first)
             new = connection.execute(insert.returning(matches.c.id)).first() is not None
             if not new:
                 connection.execute(newer)
-            elif bots:
+                return False
+            if bots:
                 connection.execute(self._insert(match_bots).values(bots).on_conflict_do_nothing())
+            if seated:
+                connection.execute(
+                    self._insert(match_players).values(seated).on_conflict_do_nothing()
+                )
         return new
 
     def get(self, match_id: str) -> sa.Row | None:

@@ -14,8 +14,9 @@ archive's metadata; Alembic migrates them):
   ``external_id`` (unique together), or a guest's; a deleted player keeps
   its id, nothing else;
 - ``player_tokens``: hashed, each with its expiry;
-- ``match_players``: who held which seat of an archived match (the
-  archiver writes them): a player's finished matches, newest first.
+- ``match_players`` (``service.store.archive``, whose transaction writes
+  it): who held which seat of an archived match: a player's finished
+  matches, newest first.
 
 **The request path never waits on the database.** Every valid token is
 also in Redis (``ludotheque:{auth}:t:<sha256>``: what it is, whose, until
@@ -42,8 +43,7 @@ import sqlalchemy as sa
 
 from service.domain import tokens as auth
 from service.domain.problems import Problem
-from service.store.archive import matches as archived_matches
-from service.store.archive import metadata
+from service.store.archive import match_players, metadata
 
 log = logging.getLogger(__name__)
 
@@ -99,23 +99,6 @@ player_tokens = sa.Table(
     sa.Column("created_ms", sa.BigInteger, nullable=False),
     sa.Column("expires_ms", sa.BigInteger, nullable=False),
     sa.Index("player_tokens_player", "player_id"),
-)
-
-match_players = sa.Table(
-    "match_players",
-    metadata,
-    sa.Column(
-        "match_id",
-        sa.String(32),
-        sa.ForeignKey(archived_matches.c.id, ondelete="CASCADE"),
-        primary_key=True,
-    ),
-    sa.Column("seat", sa.Integer, primary_key=True),
-    sa.Column("player_id", sa.String(32), nullable=False),
-    sa.Column("game", sa.String(32), nullable=False),
-    sa.Column("ended_ms", sa.BigInteger, nullable=False),
-    sa.Index("match_players_newest", "player_id", "ended_ms", "match_id"),
-    sa.Index("match_players_game_newest", "player_id", "game", "ended_ms", "match_id"),
 )
 
 PREFIX = "ludotheque:{auth}"

@@ -7,7 +7,11 @@ and however deep it is (keyset pagination on (``ended_ms``, ``id``)):
 - no filter, or a time range alone: ``matches_newest``;
 - by game: ``matches_game_newest``;
 - by bot: ``match_bots_newest``; by game and bot: ``match_bots_game_newest``,
-  joined to ``matches`` by primary key, one row per match found.
+  joined to ``matches`` by primary key, one row per match found;
+- by player: ``match_players_newest``; by game and player:
+  ``match_players_game_newest``, joined the same way (a player holds one
+  seat of a match at most: one row per match); with a bot kind too, each
+  match found is looked up in ``match_bots`` by primary key.
 
 A time range is a range of that same index (``since`` inclusive, ``until``
 exclusive, in ms). A cursor is the key of the last match a page showed:
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from service.store.archive import match_bots, matches
+from service.store.archive import match_bots, match_players, matches
 
 # what a cursor decodes to: the last match's end (ms) and id
 CURSOR_KEY = re.compile(r"^(0|[1-9][0-9]{0,15}):([0-9A-Za-z_-]{1,32})$")
@@ -36,13 +40,15 @@ EXPORT_BATCH = 500  # rows fetched at once from a server-side cursor
 
 @dataclass(frozen=True)
 class Search:
-    """Which finished matches: of ``game``, with a ``bot`` of that kind, ended
-    in [``since_ms``, ``until_ms``); None is no filter."""
+    """Which finished matches: of ``game``, with a ``bot`` of that kind, in
+    which the player ``player`` (its id) held a seat, ended in
+    [``since_ms``, ``until_ms``); None is no filter."""
 
     game: str | None = None
     bot: str | None = None
     since_ms: int | None = None
     until_ms: int | None = None
+    player: str | None = None
 
 
 def ms_at(moment: datetime.datetime | None) -> int | None:
@@ -80,7 +86,20 @@ def _query(search: Search, after: tuple[int, str] | None, columns: list[sa.Colum
     newest first: the conditions and the order are on the key (end, id) of
     the table whose index serves the search."""
     query = sa.select(*columns)
-    if search.bot is None:
+    if search.player is not None:
+        joined = match_players.join(matches, matches.c.id == match_players.c.match_id)
+        ended, key = match_players.c.ended_ms, match_players.c.match_id
+        where = [match_players.c.player_id == search.player]
+        if search.game is not None:
+            where.append(match_players.c.game == search.game)
+        if search.bot is not None:
+            joined = joined.join(
+                match_bots,
+                (match_bots.c.match_id == match_players.c.match_id)
+                & (match_bots.c.bot == search.bot),
+            )
+        query = query.select_from(joined)
+    elif search.bot is None:
         ended, key = matches.c.ended_ms, matches.c.id
         where = [matches.c.game == search.game] if search.game is not None else []
     else:
@@ -122,6 +141,29 @@ def page(
     ``after``; and the key to continue from (None: nothing further)."""
     with engine.connect() as connection:
         rows = connection.execute(page_query(search, limit, after)).all()
+    if len(rows) <= limit:
+        return rows, None
+    rows = rows[:limit]
+    return rows, (rows[-1].ended_ms, rows[-1].id)
+
+
+def player_page(
+    engine: sa.Engine,
+    player_id: str,
+    limit: int,
+    after: tuple[int, str] | None = None,
+    archived_by_ms: int | None = None,
+) -> tuple[list[sa.Row], tuple[int, str] | None]:
+    """Up to ``limit`` of the player's archived matches, newest first, after
+    the key ``after``, each with the player's ``seat``; only those archived
+    by ``archived_by_ms`` (when a listing of the player's matches began: one
+    it showed live then is not shown again from here). And the key to
+    continue from (None: nothing further)."""
+    query = _query(Search(player=player_id), after, [*PAGE_COLUMNS, match_players.c.seat])
+    if archived_by_ms is not None:
+        query = query.where(matches.c.archived_ms <= archived_by_ms)
+    with engine.connect() as connection:
+        rows = connection.execute(query.limit(limit + 1)).all()
     if len(rows) <= limit:
         return rows, None
     rows = rows[:limit]

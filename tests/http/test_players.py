@@ -72,7 +72,9 @@ def dekal_against_each_other(server: LiveServer, first: str, second: str) -> dic
     assert created.status_code == 201, created.text
     match = created.json()
     joined = server.http.post(
-        f"{server.base}/v1/games/dekal/matches/{match['id']}/seats/1", json={}, headers=bearer(second)
+        f"{server.base}/v1/games/dekal/matches/{match['id']}/seats/1",
+        json={},
+        headers=bearer(second),
     )
     assert joined.status_code == 201, joined.text
     return match
@@ -144,13 +146,18 @@ def test_a_revoked_token_ends_at_once_and_the_players_other_tokens_go_on(server)
     refused = server.http.get(f"{server.base}/v1/players/me", headers=bearer(ada["token"]))
     assert refused.status_code == 401 and refused.json()["code"] == "invalid_token"
     assert server.http.get(f"{server.base}/v1/players/me", headers=bearer(other_token)).ok
-    everything = server.http.delete(f"{server.base}/v1/players/me/tokens", headers=bearer(other_token))
+    everything = server.http.delete(
+        f"{server.base}/v1/players/me/tokens", headers=bearer(other_token)
+    )
     assert everything.json() == {"revoked": 1}
-    assert server.http.get(f"{server.base}/v1/players/me", headers=bearer(other_token)).status_code == 401
+    assert (
+        server.http.get(f"{server.base}/v1/players/me", headers=bearer(other_token)).status_code
+        == 401
+    )
 
 
 def test_an_expired_player_token_is_refused(server, operator):
-    player, token = operator.create("Old")
+    _player, token = operator.create("Old")
     engine, client = operator.engine, operator.client
     with engine.begin() as connection:
         connection.execute(
@@ -276,13 +283,11 @@ def public(redis_url: str, database_url: str) -> Iterator[LiveServer]:
 
 
 def test_an_apps_requests_count_against_the_app_not_its_address(public, operator):
-    app_id, key = operator.create_app("quota", {"requests": "6/minute"})
+    _app_id, key = operator.create_app("quota", {"requests": "6/minute"})
     address = {"X-Forwarded-For": f"198.51.100.{uuid.uuid4().int % 250}"}
     player = app_player(public, key, "u", **{}).json()
     url = f"{public.base}/v1/games"
-    answers = [
-        public.http.get(url, headers=bearer(key) | address).status_code for _ in range(4)
-    ]
+    answers = [public.http.get(url, headers=bearer(key) | address).status_code for _ in range(4)]
     # the app's player counts against the app too, wherever it calls from
     answers.append(public.http.get(url, headers=bearer(player["token"])).status_code)
     answers.append(public.http.get(url, headers=bearer(key)).status_code)
@@ -333,7 +338,10 @@ def test_a_player_deletes_itself_and_its_tokens_end(server):
     ada = guest(server)
     gone = server.http.delete(f"{server.base}/v1/players/me", headers=bearer(ada["token"]))
     assert gone.status_code == 204
-    assert server.http.get(f"{server.base}/v1/players/me", headers=bearer(ada["token"])).status_code == 401
+    assert (
+        server.http.get(f"{server.base}/v1/players/me", headers=bearer(ada["token"])).status_code
+        == 401
+    )
     assert server.http.get(f"{server.base}/v1/players/{ada['id']}").status_code == 404
 
 
