@@ -169,7 +169,7 @@ async function myTables(section, games) {
   const more = h("button", { type: "button", hidden: true }, "More of my tables");
   const note = h("p", { role: "status" });
   const title = (game) => GAMES[game]?.title ?? games.find((g) => g.name === game)?.name ?? game;
-  const when = (moment) => (moment ? new Date(moment).toLocaleString() : "");
+  const when = (moment) => new Date(moment).toLocaleString();
   const who = (m) => (Array.isArray(m.seats)
     ? m.seats.map((s, i) => ((s.seat ?? i) === m.seat ? "you" : s.name || (s.bot ? `${s.bot} bot` : "open seat"))).join(", ")
     : "");
@@ -190,7 +190,7 @@ async function myTables(section, games) {
         "aria-label": `${text}: ${name}` }, text);
       return h("li", {},
         h("strong", {}, title(m.game)), ` table ${m.id.slice(0, 8)} · ${STATUS[m.status] ?? m.status}`,
-        m.status === "finished" && m.ended_at ? ` · ended ${when(m.ended_at)}` : ` · made ${when(m.created_at)}`,
+        m.status === "finished" && m.ended_at ? ` · ended ${when(m.ended_at)}` : m.created_at ? ` · made ${when(m.created_at)}` : "",
         who(m) ? ` · ${who(m)} ` : " ",
         m.status === "finished"
           ? [open("Replay", "replay"), open("The end", "match")]
