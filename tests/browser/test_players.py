@@ -186,3 +186,48 @@ def test_a_token_near_its_end_is_renewed_and_a_revoked_one_makes_a_new_guest(new
     page.get_by_text("Your guest key had ended").wait_for()
     third = stored_player(page)
     assert third["id"] != first["id"] and third["token"].startswith("ldq_player_")
+
+
+def test_a_rematch_between_two_guests_goes_on_as_their_players(new_page, server):
+    """The rematch answer gives a player's seat no token: the page keeps none.
+    The other guest's seat is kept for it (reserved); its My tables leads to
+    the rematch, which sends it to the match before to accept it."""
+    ada = new_page()
+    create_table(ada, server.base, "dekal", ["you", "open"], {})
+    old_id = ada.url.rsplit("/", 1)[1]
+    link = ada.locator("a.seat-link").get_attribute("href")
+    bob = new_page()
+    bob.goto(link)
+    bob.get_by_role("button", name="Take the seat").click()
+    ada_me, bob_me = stored_player(ada), stored_player(bob)
+    sits_as(bob, bob_me["name"])
+    bob.get_by_role("button", name="Resign").click()  # two seats: over
+    for page in (ada, bob):
+        page.get_by_role("region", name="Outcome").wait_for()
+
+    ada.get_by_role("button", name="Rematch").click()
+    ada.wait_for_url(re.compile(r"#match/dekal/(?!" + old_id + r")[0-9a-f]{32}$"))
+    new_id = ada.url.rsplit("/", 1)[1]
+    sits_as(ada, ada_me["name"])  # seats rotate: Ada is seat 1 now
+    assert ada.evaluate(f"localStorage.getItem('ludotheque:{new_id}')") is None
+    new = requests.get(f"{server.base}/v1/games/dekal/matches/{new_id}", timeout=10).json()
+    assert new["seats"][1]["player"] == ada_me["id"]
+    assert new["seats"][0] | {"name": None} == {
+        "seat": 0, "name": None, "bot": None, "open": False, "reserved": True,
+        "player": bob_me["id"],
+    }  # fmt: skip
+
+    bob.get_by_role("link", name="Back to the lobby").click()
+    bob.get_by_role("link", name=f"Open: Dékal table {new_id[:8]}").click()
+    bob.get_by_text("Seat 1 of this rematch is kept for you").wait_for()
+    bob.get_by_role("link", name="accept it at the match before").click()
+    bob.get_by_role("button", name="Accept the rematch").click()
+    bob.wait_for_url(re.compile(rf"#match/dekal/{new_id}$"))
+    sits_as(bob, bob_me["name"])
+    for page in (ada, bob):
+        page.get_by_text(re.compile(r"table \w+ · active")).wait_for()
+    assert bob.evaluate(f"localStorage.getItem('ludotheque:{new_id}')") is None
+    started = requests.get(f"{server.base}/v1/games/dekal/matches/{new_id}", timeout=10).json()
+    assert started["status"] == "active" and started["seats"][0]["player"] == bob_me["id"]
+    play_a_move(bob, server, new_id, 0)
+    play_a_move(ada, server, new_id, 1)
