@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -347,6 +348,7 @@ def rfc3339_ms(text: str | None, option: str) -> int | None:
 )
 @click.option("--game", help="only matches of this game")
 @click.option("--bot", help="only matches in which a bot of this kind played")
+@click.option("--player", help="only matches in which this player (its id) held a seat")
 @click.option("--since", help="only matches that ended at or after this time (RFC 3339)")
 @click.option("--until", help="only matches that ended before this time (RFC 3339)")
 @click.option("--limit", type=click.IntRange(1), help="at most this many records")
@@ -367,6 +369,7 @@ def export(
     database_url: str,
     game: str | None,
     bot: str | None,
+    player: str | None,
     since: str | None,
     until: str | None,
     limit: int | None,
@@ -386,7 +389,10 @@ def export(
 
         if game not in GAMES:
             raise click.BadParameter(f"one of {', '.join(sorted(GAMES))}", param_hint="--game")
-    search = Search(game, bot, rfc3339_ms(since, "--since"), rfc3339_ms(until, "--until"))
+    if player is not None and not re.fullmatch(r"[0-9a-f]{32}", player):
+        raise click.BadParameter("a player id: 32 hexadecimal digits", param_hint="--player")
+    since_ms, until_ms = rfc3339_ms(since, "--since"), rfc3339_ms(until, "--until")
+    search = Search(game, bot, since_ms, until_ms, player)
     if progress is None:
         progress = sys.stderr.isatty()
     logging.getLogger("alembic").setLevel(logging.WARNING)  # stderr is for progress here

@@ -104,6 +104,10 @@ class SearchQuerySchema(Schema):
             "(`random`, `greedy`, `mcts`, ...)"
         },
     )
+    player = fields.String(
+        validate=validate.Regexp(r"^[0-9a-f]{32}$", error="a player id: 32 hexadecimal digits"),
+        metadata={"description": "only matches in which this player (its public id) held a seat"},
+    )
     since = Rfc3339(
         format="iso",
         metadata={"description": "only matches that ended at or after this time (RFC 3339)"},
@@ -137,6 +141,11 @@ class ArchivedLinksSchema(Schema):
     )
 
 
+class ArchivedSeatSchema(RecordSeatSchema):
+    player = fields.String(metadata={"description": "the player who held it, if one did"})
+    bot_account = fields.Boolean(metadata={"description": "that player is a bot account"})
+
+
 class ArchivedMatchSchema(Schema):
     """A finished match as the archive lists it: what a spectator saw at the end."""
 
@@ -144,7 +153,7 @@ class ArchivedMatchSchema(Schema):
     game = fields.String(required=True)
     created_at = fields.DateTime(required=True, metadata={"description": "RFC 3339, UTC"})
     ended_at = fields.DateTime(required=True, metadata={"description": "RFC 3339, UTC"})
-    seats = fields.List(fields.Nested(RecordSeatSchema), required=True)
+    seats = fields.List(fields.Nested(ArchivedSeatSchema), required=True)
     outcome = fields.Dict(
         required=True,
         metadata={
@@ -243,6 +252,7 @@ def search_of(query: dict[str, Any]) -> searches.Search:
         bot=query.get("bot"),
         since_ms=searches.ms_at(query.get("since")),
         until_ms=searches.ms_at(query.get("until")),
+        player=query.get("player"),
     )
 
 
@@ -256,6 +266,8 @@ def item(row: sa.Row) -> dict[str, Any]:
     path = f"/v1/games/{row.game}/matches/{row.id}"
     seats = [
         {"seat": seat["seat"], "name": seat.get("name"), "bot": seat.get("bot")}
+        | ({"player": seat["player"]} if seat.get("player") else {})
+        | ({"bot_account": True} if seat.get("bot_account") else {})
         for seat in orjson.loads(row.seats)
     ]
     return {
@@ -398,7 +410,8 @@ def history_blueprint() -> Blueprint:
         )
         def get(self, query: dict[str, Any]) -> Response:
             """Finished matches, newest first (by end, then id), page by page:
-            by game, by a bot kind that played, by when they ended (`since`
+            by game, by a bot kind that played, by a player who held a seat
+            (its public id), by when they ended (`since`
             inclusive, `until` exclusive). Each page costs the same however
             deep and however large the archive; `next` continues exactly
             after the last match shown, whatever ends meanwhile. No token,

@@ -10,10 +10,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 import pytest
 import redis
+from click.testing import CliRunner
 
 from service.background.archiver import Archiver
+from service.cli import main
 from service.domain.signing import sign
 from service.store import player_matches
 from service.store.archive import Archive, Archived
@@ -238,26 +241,8 @@ def test_another_players_matches_never_show(server):
 
 
 def archived_for(player: dict, n: int, ended_ms: int, key: Any) -> Archived:
-    """A made-up finished match in which ``player`` held seat 1, signed."""
-    match_id = f"{n:032x}"
-    seats = [
-        {"seat": 0, "name": None, "bot": "random"},
-        {"seat": 1, "name": player["name"], "bot": None, "player": player["id"]},
-    ]
-    record = sign({"format": "ludotheque-record/1", "id": match_id, "game": "pacal"}, key)
-    return Archived(
-        id=match_id,
-        game="pacal",
-        created_ms=ended_ms - 60_000,
-        ended_ms=ended_ms,
-        archived_ms=ended_ms + 5,
-        version=10,
-        seeded=False,
-        seats=seats,
-        outcome={"winners": [1]},
-        final={"id": match_id, "status": "finished"},
-        record=record,
-    )
+    """A made-up finished Pacal match in which ``player`` held seat 1."""
+    return archived_with([None, player], n, ended_ms, key, "pacal")
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3, 7, 100])
@@ -329,3 +314,134 @@ def test_only_a_player_token_lists_and_a_cursor_is_checked(server):
     for limit in [0, 101, "x"]:
         answer = server.http.get(url, params={"limit": limit}, headers=bearer(ada["token"]))
         assert answer.status_code == 422
+
+
+# -- the archive knows who sat where (GET /v1/matches?player=, export, profiles) ------
+def archived_with(
+    seats: list[dict | None], n: int, ended_ms: int, key: Any, game: str
+) -> Archived:
+    """A made-up finished match whose seats are held by these players (None:
+    a bot), signed."""
+    match_id = f"{n:032x}"
+    shown = [
+        {"seat": i, "name": None, "bot": "random"}
+        if p is None
+        else {"seat": i, "name": p["name"], "bot": None, "player": p["id"]}
+        for i, p in enumerate(seats)
+    ]
+    record = sign({"format": "ludotheque-record/1", "id": match_id, "game": game}, key)
+    return Archived(
+        id=match_id,
+        game=game,
+        created_ms=ended_ms - 60_000,
+        ended_ms=ended_ms,
+        archived_ms=ended_ms + 5,
+        version=10,
+        seeded=False,
+        seats=shown,
+        outcome={"winners": [0]},
+        final={"id": match_id, "status": "finished"},
+        record=record,
+    )
+
+
+def searched(server: LiveServer, **params: Any) -> list[dict[str, Any]]:
+    found, cursor = [], None
+    for _ in range(100):
+        query = {**params, **({"cursor": cursor} if cursor else {})}
+        answer = server.http.get(server.url("/v1/matches"), params=query)
+        assert answer.status_code == 200, answer.text
+        found += answer.json()["matches"]
+        cursor = answer.json()["next"]
+        if cursor is None:
+            return found
+    raise AssertionError("no end to the pages")
+
+
+@pytest.fixture
+def two_players_archived(server: LiveServer) -> tuple[dict, dict, list[Archived]]:
+    """Ada's and Bob's finished matches, some together, some of other games."""
+    ada, bob = guest(server, "Ada"), guest(server, "Bob")
+    archive: Archive = server.app.extensions["ludotheque.archive"]
+    key = server.app.extensions["ludotheque.record_keys"].get()
+    base = int(ada["id"][:8], 16) << 40
+    plans = [[ada, None], [None, ada], [ada, bob], [bob, None], [bob, ada], [None, bob], [ada]]
+    made = [
+        archived_with(seats, base + n, T0 + 60_000 * (n // 2), key, ["dekal", "pacal"][n % 2])
+        for n, seats in enumerate(plans)
+    ]
+    for archived in made:
+        assert archive.put(archived)
+    return ada, bob, made
+
+
+def ids_newest_first(found: list[Archived]) -> list[str]:
+    return [a.id for a in sorted(found, key=lambda a: (a.ended_ms, a.id), reverse=True)]
+
+
+def held(archived: Archived, player: dict) -> bool:
+    return any(seat.get("player") == player["id"] for seat in archived.seats)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 20])
+def test_the_archive_finds_a_players_finished_matches(server, two_players_archived, limit):
+    ada, bob, made = two_players_archived
+    for player in (ada, bob):
+        found = searched(server, player=player["id"], limit=limit)
+        assert [m["id"] for m in found] == ids_newest_first([a for a in made if held(a, player)])
+        for match in found:
+            assert player["id"] in [seat.get("player") for seat in match["seats"]]
+    dekal = searched(server, player=ada["id"], game="dekal", limit=limit)
+    expected = [a for a in made if held(a, ada) and a.game == "dekal"]
+    assert [m["id"] for m in dekal] == ids_newest_first(expected) and expected
+    together = searched(server, player=ada["id"], bot="random", limit=limit)
+    assert [m["id"] for m in together] == ids_newest_first(
+        [a for a in made if held(a, ada) and a.bots() == ["random"]]
+    )
+
+
+def test_a_malformed_player_id_is_a_422_and_an_unknown_one_finds_nothing(server):
+    for bad in ["me", "X" * 32, "0" * 31, "0" * 33]:
+        answer = server.http.get(server.url("/v1/matches"), params={"player": bad})
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["code"] == "invalid_request"
+    assert searched(server, player="f" * 32) == []
+
+
+def test_a_players_records_are_exported_over_http_and_by_the_cli(
+    server, database_url, two_players_archived
+):
+    ada, _bob, made = two_players_archived
+    expected = ids_newest_first([a for a in made if held(a, ada)])
+    answer = server.http.get(server.url("/v1/matches/export"), params={"player": ada["id"]})
+    assert answer.status_code == 200, answer.text
+    assert [orjson.loads(line)["id"] for line in answer.text.splitlines()] == expected
+    ran = CliRunner().invoke(
+        main, ["export", "--database-url", database_url, "--player", ada["id"], "--no-progress"]
+    )
+    assert ran.exit_code == 0, ran.output
+    assert [orjson.loads(line)["id"] for line in ran.stdout.splitlines()] == expected
+    refused = CliRunner().invoke(
+        main, ["export", "--database-url", database_url, "--player", "nobody"]
+    )
+    assert refused.exit_code == 2 and "--player" in refused.output
+
+
+def test_a_profile_counts_archived_matches_once(server, client):
+    ada, bob = guest(server, "Ada"), guest(server, "Bob")
+    profile = server.url(f"/v1/players/{ada['id']}")
+    assert server.http.get(profile).json()["matches_played"] == {}
+    for _ in range(2):
+        finished_between(server, ada, bob)
+    not_yet = server.http.get(profile).json()["matches_played"]
+    assert not_yet == {}  # finished, not archived: not counted yet
+    archive_due(server)
+    assert server.http.get(profile).json()["matches_played"] == {"dekal": 2}
+    of_bob = server.http.get(server.url(f"/v1/players/{bob['id']}")).json()
+    assert of_bob["matches_played"] == {"dekal": 2}
+    # archived again (a worker that died before Redis heard of it): counted once
+    archive: Archive = server.app.extensions["ludotheque.archive"]
+    key = server.app.extensions["ludotheque.record_keys"].get()
+    again = archived_with([ada, bob], int(ada["id"][:8], 16) << 41, T0, key, "pacal")
+    assert archive.put(again) and not archive.put(again)
+    assert server.http.get(profile).json()["matches_played"] == {"dekal": 2, "pacal": 1}
