@@ -4,11 +4,14 @@
 const base = new URL(".", location.href); // /play -> the service's root
 
 export class Refused extends Error {
-  constructor(problem) {
+  constructor(problem, retryAfter = null) {
     super(problem.detail || problem.title || problem.code);
     this.problem = problem;
+    this.retryAfter = retryAfter; // seconds, when the answer said (Retry-After)
   }
 }
+
+export const isPlayerToken = (token) => typeof token === "string" && token.startsWith("ldq_player_");
 
 export async function call(method, path, { token, body } = {}) {
   const headers = {};
@@ -20,8 +23,84 @@ export async function call(method, path, { token, body } = {}) {
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const data = answer.status === 204 ? null : await answer.json();
-  if (!answer.ok) throw new Refused(data);
+  if (!answer.ok) {
+    // A player token the server no longer knows (revoked, expired): this browser forgets it
+    // and the page makes a new guest (app.js listens for "ludotheque:player-lost").
+    if (answer.status === 401 && data?.code === "invalid_token" && isPlayerToken(token)) lost(token);
+    throw new Refused(data, Number(answer.headers.get("Retry-After")) || null);
+  }
   return data;
+}
+
+// ---- The player: a guest made on the first visit, its token kept in this browser ----
+// {id, name, token, token_expires_at, token_received_at} under ludotheque:player; the token
+// acts for every seat the player holds (in every tab, after a reload, on another device
+// with another token of the same player), so no seat token is kept for those seats.
+const PLAYER = "ludotheque:player";
+const NO_PLAYERS = "ludotheque:no-players-until"; // a server without a database said so
+const DAY = 86400e3;
+
+export function me() {
+  try {
+    const found = JSON.parse(localStorage.getItem(PLAYER));
+    return found?.token && found.id ? found : null;
+  } catch {
+    return null;
+  }
+}
+
+function lost(token) {
+  if (me()?.token !== token) return; // another tab has renewed or replaced it already
+  localStorage.removeItem(PLAYER);
+  dispatchEvent(new Event("ludotheque:player-lost"));
+}
+
+// Renew when less than a week is left, or less than half of what was left when this
+// browser got the token (a server that gives tokens a short life).
+function nearExpiry(player) {
+  const expires = Date.parse(player.token_expires_at);
+  const lifetime = expires - (player.token_received_at ?? expires);
+  return expires - Date.now() < Math.min(7 * DAY, lifetime / 2);
+}
+
+// One tab at a time makes or renews the player (two tabs opened together make one guest).
+const alone = (task) => (navigator.locks ? navigator.locks.request(PLAYER, task) : task());
+
+// The player of this browser: made now on the first visit (named defaultName), its token
+// renewed when near its end; null on a server that keeps no players (503
+// players_unavailable: seat tokens then, as before, and no new try before Retry-After)
+// or when it cannot be had just now (the next view tries again).
+export function guest(defaultName) {
+  return alone(async () => {
+    let player = me();
+    if (player && !(Date.parse(player.token_expires_at) > Date.now())) player = null; // expired
+    if (player && nearExpiry(player)) {
+      try {
+        const renewed = await call("POST", "v1/players/me/tokens", { token: player.token });
+        player = { ...player, ...renewed, token_received_at: Date.now() };
+        localStorage.setItem(PLAYER, JSON.stringify(player));
+      } catch {
+        player = me(); // refused: forgotten if its token is dead; else kept until its end
+      }
+    }
+    if (player) return player;
+    if (Number(localStorage.getItem(NO_PLAYERS)) > Date.now()) return null;
+    try {
+      const made = await call("POST", "v1/players", { body: { name: defaultName } });
+      player = {
+        id: made.id, name: made.name, token: made.token, token_expires_at: made.token_expires_at,
+        token_received_at: Date.now(),
+      };
+      localStorage.setItem(PLAYER, JSON.stringify(player));
+      localStorage.removeItem(NO_PLAYERS);
+      return player;
+    } catch (error) {
+      if (error.problem?.code === "players_unavailable") {
+        localStorage.setItem(NO_PLAYERS, String(Date.now() + (error.retryAfter || 3600) * 1000));
+      }
+      return null;
+    }
+  });
 }
 
 export const matchPath = (game, id) => `v1/games/${game}/matches/${id}`;
@@ -37,7 +116,9 @@ export function holdSeat(id, seat, token) {
 
 // Follow a match's events: calls onEvents(list) for each batch, from the start; returns stop().
 // One EventSource for the page, through a ticket (EventSource sends no Authorization header,
-// and a token never goes in a URL): POST /v1/stream-tickets with the token in the body.
+// and a token never goes in a URL): POST /v1/stream-tickets with a seat's token in the body,
+// or, for a player token (which that body does not take), the match's own
+// POST .../stream-tickets with the token in the Authorization header.
 // The stream ends at match_over; then the long poll (with the header) goes on, for the
 // rematch offer that comes after it. Any trouble with the stream falls back to the long poll.
 export function follow(game, id, token, onEvents) {
@@ -55,7 +136,7 @@ export function follow(game, id, token, onEvents) {
         const headers = token ? { Authorization: `Bearer ${token}` } : {};
         const url = new URL(`${matchPath(game, id)}/events?after=${after}&wait=25`, base);
         const answer = await fetch(url, { headers, signal: stop.signal });
-        if (answer.status === 404 || answer.status === 403) return; // gone, or not ours: stop
+        if ([401, 403, 404].includes(answer.status)) return; // gone, not ours, or a dead token
         if (!answer.ok) throw new Error(answer.status);
         const page = await answer.json();
         if (page.events.length) take(page.events);
@@ -65,7 +146,10 @@ export function follow(game, id, token, onEvents) {
       }
     }
   };
-  call("POST", "v1/stream-tickets", { body: { matches: [{ game, match: id, ...(token && { token }) }] } })
+  const asked = isPlayerToken(token)
+    ? call("POST", `${matchPath(game, id)}/stream-tickets`, { token })
+    : call("POST", "v1/stream-tickets", { body: { matches: [{ game, match: id, ...(token && { token }) }] } });
+  asked
     .then((ticket) => {
       if (stop.signal.aborted) return;
       source = new EventSource(new URL(ticket.stream.replace(/^\//, ""), base));

@@ -1,6 +1,8 @@
 // The page: a lobby (#), a seat to take (#join/G/ID/SEAT), a table (#match/G/ID),
 // a finished match replayed step by step (#replay/G/ID; #replay=G/ID works too).
-import { call, checkDeal, follow, holdSeat, matchPath, seatsHeld } from "./api.js";
+// This browser plays as a guest player, made on the first visit (api.js guest()); on a
+// server that keeps no players, with a seat token for each seat, as before.
+import { call, checkDeal, follow, guest, holdSeat, matchPath, me, seatsHeld } from "./api.js";
 import { h } from "./dom.js";
 import * as dekal from "./games/dekal.js";
 import * as ducale from "./games/ducale.js";
@@ -13,17 +15,37 @@ const PLAYERS = ["you", "random", "greedy", "mcts", "open"];
 const PAGE = 100; // steps per page asked for (the API serves up to 200)
 const PREFETCH = 20; // load the next page this many steps before its first
 const main = document.querySelector("main");
+const ME = "player"; // in a table's held seats: the player's seat (its token: me().token, read when used)
 let table = null; // the match on screen: { game, id, held, match, legal, log, stop }, or a replay: { stop }
 let views = 0; // counts routes, so that a slow answer never draws over a newer view
+let player = null; // this browser's player for the view on screen, or null: seat tokens only
+let lostAt = 0; // when the player's token was last refused (revoked, expired): a new guest is made
+let notice = ""; // said once, above the lobby
 
 window.addEventListener("hashchange", route);
+window.addEventListener("ludotheque:player-lost", () => {
+  if (Date.now() - lostAt < 5000) return; // once for a burst of refused answers
+  lostAt = Date.now();
+  notice = "Your guest key had ended (revoked or expired): this browser plays as a new guest now. ";
+  route();
+});
 setInterval(tickClocks, 1000);
+setInterval(() => guest(guestName()), 3600e3); // a tab left open renews the token too
 route();
 
-function route() {
+// The name a new guest gets: the one this browser gave its seats before, else "Guest 1234".
+function guestName() {
+  const kept = (localStorage.getItem("ludotheque:name") || "").trim().slice(0, 40).trim();
+  return kept || `Guest ${String(Math.floor(Math.random() * 9000) + 1000)}`;
+}
+
+async function route() {
   table?.stop();
   table = null;
   views += 1;
+  const view = views;
+  player = await guest(guestName());
+  if (view !== views) return;
   const [where, game, id, seat] = location.hash.slice(1).replace(/^replay=/, "replay/").split("/");
   if (where === "match") openTable(game, id);
   else if (where === "join") showJoin(game, id, Number(seat));
@@ -51,6 +73,7 @@ async function showLobby() {
   const countSelect = h("select", { id: "count", onchange: () => drawSeats() });
   const seats = h("fieldset", { class: "seats" });
   const name = h("input", { id: "name", value: localStorage.getItem("ludotheque:name") || "Me" });
+  const mine = player && h("section", { "aria-labelledby": "mine-title" });
   const listed = h("input", { type: "checkbox", id: "listed", checked: true });
   const options = h("fieldset", { class: "options" });
   const message = h("p", { role: "alert" });
@@ -72,14 +95,24 @@ async function showLobby() {
 
   async function create(event) {
     event.preventDefault();
-    localStorage.setItem("ludotheque:name", name.value);
-    const players = [...seats.querySelectorAll("select")].map((s) =>
-      s.value === "you" ? { name: name.value } : s.value === "open" ? {} : { bot: s.value });
+    if (!player) localStorage.setItem("ludotheque:name", name.value);
+    // With a player, the first seat of "you" is the player's (no seat token: the player's
+    // token acts for it); a player holds one seat of a match, so more (a hot seat) get tokens.
+    let taken = false;
+    const players = [...seats.querySelectorAll("select")].map((s) => {
+      if (s.value === "open") return {};
+      if (s.value !== "you") return { bot: s.value };
+      if (player && !taken) {
+        taken = true;
+        return { player: "me" };
+      }
+      return { name: player ? player.name : name.value };
+    });
     const chosen = Object.fromEntries([...options.querySelectorAll("[name]")].filter((f) => f.value !== "")
       .map((f) => [f.name, f.type === "checkbox" ? f.checked : f.dataset.number ? Number(f.value) : f.value]));
     try {
       const match = await call("POST", `v1/games/${game().name}/matches`,
-        { body: { players, listed: listed.checked, options: chosen } });
+        { token: taken ? me()?.token : undefined, body: { players, listed: listed.checked, options: chosen } });
       for (const seat of match.seats) if (seat.token) holdSeat(match.id, seat.seat, seat.token);
       location.hash = `match/${match.game}/${match.id}`;
     } catch (error) {
@@ -107,13 +140,69 @@ async function showLobby() {
     await page(null);
   }
 
-  show(h("form", { onsubmit: create, "aria-labelledby": "new-title" },
+  show(identity(), mine, h("form", { onsubmit: create, "aria-labelledby": "new-title" },
     h("h2", { id: "new-title" }, "New table"),
     h("label", {}, "Game ", gameSelect), h("label", {}, "Players ", countSelect),
-    h("label", {}, "Your name ", name), seats, options,
+    player ? null : h("label", {}, "Your name ", name), seats, options,
     h("label", {}, listed, " List it in the lobby"),
     h("button", { type: "submit" }, "Create"), message), tables, replayForm(games));
   drawSeats();
+  if (mine) myTables(mine, games);
+}
+
+// Who this browser plays as.
+function identity() {
+  if (!player) return null;
+  const said = notice;
+  notice = "";
+  return h("p", { class: "identity", role: "status" }, said,
+    "You play as ", h("strong", {}, player.name),
+    ", a guest player: this browser keeps your key, so your tables go on in any tab and after a reload.");
+}
+
+const STATUS = { waiting: "waiting for players", active: "in play", finished: "over" };
+
+// The player's matches, newest first, a page at a time (GET /v1/players/me/matches).
+async function myTables(section, games) {
+  const view = views;
+  const list = h("ul", { class: "my-tables" });
+  const more = h("button", { type: "button", hidden: true }, "More of my tables");
+  const note = h("p", { role: "status" });
+  const title = (game) => GAMES[game]?.title ?? games.find((g) => g.name === game)?.name ?? game;
+  const when = (moment) => new Date(moment).toLocaleString();
+  const who = (m) => (Array.isArray(m.seats)
+    ? m.seats.map((s, i) => ((s.seat ?? i) === m.seat ? "you" : s.name || (s.bot ? `${s.bot} bot` : "open seat"))).join(", ")
+    : "");
+  async function page(cursor) {
+    const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
+    let answer;
+    try {
+      answer = await call("GET", `v1/players/me/matches${query}`, { token: me()?.token });
+    } catch (error) {
+      if (view === views) note.textContent = `Your tables could not be listed. ${problem(error)}`;
+      return;
+    }
+    if (view !== views) return;
+    const { items, next } = answer;
+    list.append(...items.map((m) => {
+      const name = `${title(m.game)} table ${m.id.slice(0, 8)}`;
+      const open = (text, where) => h("a", { class: "button", href: `#${where}/${m.game}/${m.id}`,
+        "aria-label": `${text}: ${name}` }, text);
+      return h("li", {},
+        h("strong", {}, title(m.game)), ` table ${m.id.slice(0, 8)} · ${STATUS[m.status] ?? m.status}`,
+        m.status === "finished" && m.ended_at ? ` · ended ${when(m.ended_at)}` : m.created_at ? ` · made ${when(m.created_at)}` : "",
+        who(m) ? ` · ${who(m)} ` : " ",
+        m.status === "finished"
+          ? [open("Replay", "replay"), open("The end", "match")]
+          : open(m.status === "waiting" ? "Open" : "Continue", "match"));
+    }));
+    more.hidden = !next;
+    more.onclick = () => page(next);
+    if (!list.children.length && !next) list.replaceChildren(h("li", {}, "None yet: create a table or join one."));
+  }
+  section.replaceChildren(h("h2", { id: "mine-title" }, "My tables"), list, more, note,
+    h("button", { type: "button", onclick: () => myTables(section, games) }, "Refresh my tables"));
+  await page(null);
 }
 
 // Any finished match, from its id (or a link that holds it).
@@ -156,10 +245,13 @@ function showJoin(game, id, seat) {
   const message = h("p", { role: "alert" });
   async function join(event) {
     event.preventDefault();
-    localStorage.setItem("ludotheque:name", name.value);
+    if (!player) localStorage.setItem("ludotheque:name", name.value);
     try {
-      const joined = await call("POST", `${matchPath(game, id)}/seats/${seat}`, { body: { name: name.value } });
-      holdSeat(id, joined.seat, joined.token);
+      // As the player (body {}: its name; the seat is held by the player's tokens), else
+      // with a name, for a seat token kept in this browser.
+      const joined = await call("POST", `${matchPath(game, id)}/seats/${seat}`,
+        player ? { token: me()?.token, body: {} } : { body: { name: name.value } });
+      if (joined.token) holdSeat(id, joined.seat, joined.token);
       location.hash = `match/${game}/${id}`;
     } catch (error) {
       message.textContent = problem(error);
@@ -167,7 +259,8 @@ function showJoin(game, id, seat) {
   }
   show(h("form", { onsubmit: join },
     h("h2", {}, `Join a table of ${GAMES[game].title}, seat ${seat + 1}`),
-    h("label", {}, "Your name ", name), h("button", { type: "submit" }, "Take the seat"), message,
+    player ? h("p", {}, "You take it as ", h("strong", {}, player.name), ".") : h("label", {}, "Your name ", name),
+    h("button", { type: "submit" }, "Take the seat"), message,
     h("p", {}, h("a", { href: `#match/${game}/${id}` }, "Watch instead"))));
 }
 
@@ -175,8 +268,19 @@ function showJoin(game, id, seat) {
 
 async function openTable(game, id) {
   const t = { game, id, held: seatsHeld(id), log: [], message: "", seq: 0 };
+  if (player) {
+    // Which seat is the player's: the public seats name their players. Read once, as a
+    // spectator (with its token, a player who holds no seat here would be refused).
+    const view = views;
+    const seen = await call("GET", matchPath(game, id)).catch(() => null); // refresh says why
+    if (view !== views) return;
+    const mine = seen?.seats.find((s) => s.player === player.id);
+    if (mine?.reserved) t.reserved = mine.seat; // a rematch seat kept for the player
+    else if (mine) t.held[mine.seat] = ME;
+  }
   table = t;
-  const token = Object.values(t.held)[0];
+  const first = Object.keys(t.held).map(Number).sort((a, b) => (t.held[b] === ME) - (t.held[a] === ME))[0];
+  const token = first === undefined ? undefined : tokenOf(t, first);
   let pending = null; // events come one by one: read the table once per burst
   t.stop = follow(game, id, token, (events) => {
     t.log.push(...events);
@@ -184,6 +288,9 @@ async function openTable(game, id) {
   });
   await refresh(t);
 }
+
+// A held seat's token: a seat token, or the player's (renewed in any tab: read when used).
+const tokenOf = (t, seat) => (t.held[seat] === ME ? me()?.token : t.held[seat]);
 
 // Which held seat we look through: one that must act, else the first.
 function viewer(t, match) {
@@ -195,7 +302,7 @@ async function refresh(t) {
   const seq = ++t.seq;
   try {
     // The match as the seat sees it, with what it may play now (?legal_actions=true).
-    const read = (seat) => call("GET", `${matchPath(t.game, t.id)}?legal_actions=true`, { token: t.held[seat] });
+    const read = (seat) => call("GET", `${matchPath(t.game, t.id)}?legal_actions=true`, { token: tokenOf(t, seat) });
     let seat = viewer(t, t.match);
     let match = await read(seat);
     if (viewer(t, match) !== seat) {
@@ -225,7 +332,7 @@ async function act(t, action) {
   render(t);
   try {
     const match = await call("POST", `${matchPath(t.game, t.id)}/actions?legal_actions=true`,
-      { token: t.held[t.seat], body: action });
+      { token: tokenOf(t, t.seat), body: action });
     // The answer is the table after the move, with the seat's next choices.
     if (table !== t) return;
     if (viewer(t, match) === t.seat && match.version >= (t.match?.version ?? 0)) {
@@ -243,8 +350,8 @@ async function act(t, action) {
 async function lifecycle(t, verb, seats = [t.seat]) {
   try {
     for (const seat of seats) {
-      const answer = await call("POST", `${matchPath(t.game, t.id)}/${verb}`, { token: t.held[seat] });
-      if (verb === "rematch") holdSeat(answer.id, answer.seat, answer.token);
+      const answer = await call("POST", `${matchPath(t.game, t.id)}/${verb}`, { token: tokenOf(t, seat) });
+      if (verb === "rematch" && answer.token) holdSeat(answer.id, answer.seat, answer.token); // a player's: none
       if (verb === "rematch" && seat === seats.at(-1)) location.hash = `match/${t.game}/${answer.id}`;
     }
   } catch (error) {
@@ -274,6 +381,13 @@ function render(t) {
       h("a", { href: link, class: "seat-link" }, link));
   });
   const held = Object.keys(t.held).map(Number);
+  // A rematch seat kept for the player: taken by accepting the rematch at the match before.
+  const before = t.log.find((e) => e.type === "match_created")?.rematch_of;
+  const awaits = t.reserved !== undefined && match.seats[t.reserved]?.reserved
+    ? h("p", { class: "links" }, `Seat ${t.reserved + 1} of this rematch is kept for you: `,
+      before ? h("a", { href: `#match/${t.game}/${before}` }, "accept it at the match before") : "accept it at the match before",
+      ".")
+    : null;
   show(
     h("h2", {}, `${module.title} `, h("small", {}, `table ${t.id.slice(0, 8)} · ${match.status}`)),
     h("ul", { class: "players", "aria-label": "Players" }, match.seats.map((s) =>
@@ -281,7 +395,7 @@ function render(t) {
         `${nameOf(match, s.seat)}${held.includes(s.seat) ? " (you)" : ""}`,
         match.to_act.includes(s.seat) ? " · to play" : "",
         match.deadlines?.[s.seat] ? h("span", { class: "clock", "data-deadline": match.deadlines[s.seat] }) : null))),
-    openLinks.length ? h("ul", { class: "links" }, openLinks) : null,
+    openLinks.length ? h("ul", { class: "links" }, openLinks) : null, awaits,
     h("p", { role: "alert", class: "message" }, t.message),
     h("div", { class: "layout" },
       h("section", { class: "board", "aria-label": "Table" }, board),
