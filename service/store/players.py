@@ -682,6 +682,7 @@ class TokenCache:
                 ).start()
 
     def _listen(self) -> None:
+        failures = 0  # in a row: the first is a warning, the next ones are not news
         while True:
             pubsub = None
             try:
@@ -694,6 +695,7 @@ class TokenCache:
                     if message["type"] == "subscribe":
                         self.kept.clear()  # what was missed while not listening is gone
                         self.listening = True
+                        failures = 0
                     elif message["type"] == "message":
                         nonce, *digests = message["data"].decode().split()
                         self.revocations += 1
@@ -702,7 +704,12 @@ class TokenCache:
                             self.kept.pop(digest, None)
                         self._confirm(nonce)
             except Exception:  # a lost connection: trust nothing kept until listening again
-                log.warning("token revocations: listener lost; reconnecting", exc_info=True)
+                failures += 1
+                log.log(
+                    logging.WARNING if failures == 1 else logging.DEBUG,
+                    "token revocations: listener lost; reconnecting",
+                    exc_info=True,
+                )
             finally:
                 self.listening = False
                 self.revocations += 1
