@@ -18,6 +18,7 @@ from service.domain import lifecycle
 from service.domain import tokens as auth
 from service.domain.matches import Player
 from service.domain.problems import Problem
+from service.domain.views import status_of
 from service.http import my_matches
 from service.http.answers import json_response, matches, problems, records, replays
 from service.http.arguments import Blueprint
@@ -335,6 +336,7 @@ def forget(player_id: str) -> None:
     deletion (one joined meanwhile is caught), and so are its archived
     matches Redis still has; a match archived meanwhile is renamed by the
     archive itself (``Archive.put``)."""
+    step_down(player_id, indexed(player_id))
     renamed = rename_live(player_id, indexed(player_id))
     players().delete(player_id)
     renamed += rename_live(player_id, indexed(player_id))
@@ -355,6 +357,30 @@ def forget(player_id: str) -> None:
 
 def indexed(player_id: str) -> list[str]:
     return player_matches.match_ids(matches().store.client, player_id)
+
+
+def step_down(player_id: str, match_ids: list[str]) -> None:
+    """A player leaving for good gives back its seats of waiting matches
+    (open again, as if it had left) and resigns those of started ones (a bot
+    plays them): nobody could play them any more, and a match must not
+    wait, or start, with a seat nobody holds."""
+    identity = players().identity("player", player_id)
+    store = matches().store
+    for match_id in match_ids:
+        loaded = store.load(match_id)
+        if loaded is None:
+            continue
+        game = GAMES[loaded.match["game"]]
+        seats = [i for i, s in enumerate(loaded.match["seats"]) if s.get("player") == player_id]
+        if not seats or loaded.match["seats"][seats[0]].get("awaits"):
+            continue  # a rematch seat reserved for it: renamed, never started without it
+        try:
+            if status_of(game, loaded.match) == "waiting":
+                lifecycle.leave(matches(), game, match_id, seats[0], identity)
+            else:
+                lifecycle.resign(matches(), game, match_id, identity, request.remote_addr)
+        except Problem:  # over, resigned, seeded, changed meanwhile: renamed as it is
+            continue
 
 
 def rename_live(player_id: str, match_ids: list[str]) -> list[tuple[str, str]]:

@@ -118,14 +118,17 @@ def test_a_deleted_player_is_deleted_player_in_view_archive_and_record(server, c
     gone = server.http.delete(server.url("/v1/players/me"), headers=bearer(ada["token"]))
     assert gone.status_code == 204, gone.text
 
-    # live matches: renamed, and followers told
-    for match_id in (active, waiting):
-        view = server.http.get(server.url(f"/v1/games/dekal/matches/{match_id}")).json()
-        assert view["seats"][0]["name"] == DELETED and view["seats"][0]["player"] == ada["id"]
+    # a waiting match: its seat given back (nobody could play it any more)
+    view = server.http.get(server.url(f"/v1/games/dekal/matches/{waiting}")).json()
+    assert view["seats"][0]["open"] is True and "player" not in view["seats"][0]
+    # a started one: resigned (here the match ends), renamed, and followers told
     view = server.http.get(server.url(f"/v1/games/dekal/matches/{active}")).json()
-    assert view["seats"][1]["name"] == "Bob" and view["status"] == "active"
+    assert view["seats"][0]["name"] == DELETED and view["seats"][0]["player"] == ada["id"]
+    assert view["seats"][1]["name"] == "Bob" and view["status"] == "finished"
+    assert view["outcome"]["ended_by"] == "resignation"
     told = server.http.get(log, params={"after": seen}).json()["events"]
-    assert [(e["type"], e["seat"], e["name"]) for e in told] == [("seat_renamed", 0, DELETED)]
+    assert [e["type"] for e in told] == ["resigned", "match_over", "seat_renamed"]
+    assert (told[-1]["seat"], told[-1]["name"]) == (0, DELETED)
     # the archive: listed seats, the final answer, and the stored row throughout
     (found,) = server.http.get(server.url("/v1/matches"), params={"player": ada["id"]}).json()[
         "matches"
