@@ -46,7 +46,7 @@ def turn_of(
     read, the follower's hold, the read once woken, the release). A match
     that does not exist is not followed a moment longer (its channel would
     linger otherwise, for any id a client makes up)."""
-    follower = Follower([match_id])
+    follower = Follower([match_id], reads_itself=True)
     live.hub.follow(follower)
     linger = True
     try:
