@@ -70,12 +70,16 @@ class Batch:
     ``events`` run from index ``first`` to ``last`` (empty: read it
     yourself up to ``last``); ``gone``: the match no longer exists.
     Encodings are shared by every follower that sees the same thing.
+    ``state``: the match's version and JSON as the commit that made the
+    batch wrote them, when that commit was this process's (a follower that
+    reads the match itself once woken may take it instead of a read).
     """
 
     match_id: str
     events: list[dict[str, Any]]
     last: int
     gone: bool = False
+    state: tuple[int, bytes] | None = None
     _encoded: dict[Any, list[Encoded]] = field(default_factory=dict)
     _wire: dict[Any, bytes] = field(default_factory=dict)
 
@@ -385,17 +389,20 @@ class Hub:
         """A commit subscriber: a write made by this process wakes its
         followers here at once, before its wake-up has gone round Redis."""
         if commit.last:
-            self.wake(commit.match["id"], commit.last)
+            self.wake(commit.match["id"], commit.last, commit.version)
 
-    def wake(self, match_id: str, last: int) -> None:
-        """A hint that the log of ``match_id`` reaches ``last`` (-1: it is gone).
+    def wake(self, match_id: str, last: int, version: int | None = None) -> None:
+        """A hint that the log of ``match_id`` reaches ``last`` (-1: it is gone);
+        ``version``: the match's version this process's commit just wrote.
 
         When every follower of the match reads it itself once woken (long
         polls of a turn), they are woken here and now, with an empty batch:
         no log read, and no wait for the read loop's turn and its round trip
         (under load, each of those waited for every ready greenlet of the
-        process: the handoff's tail). Otherwise the read loop reads the new
-        entries once and hands them to every follower."""
+        process: the handoff's tail), and handed the match as this process
+        just wrote it, when it did (no read once woken either). Otherwise
+        the read loop reads the new entries once and hands them to every
+        follower."""
         with self._lock:
             followers = self._followers.get(match_id)
             if not followers:
@@ -412,7 +419,10 @@ class Hub:
         if woken is None:
             self._wakeup.set()
             return
-        batch = Batch(match_id, [], max(last, 0), gone=last < 0)
+        state = None
+        if version is not None:
+            state = self.store.written(match_id, version)
+        batch = Batch(match_id, [], max(last, 0), gone=last < 0, state=state)
         for follower in woken:
             follower.deliver(batch)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+import orjson
+
 from engines.core import Game
 from service.domain.access import may_follow_as
 from service.domain.ports import Loaded
@@ -14,7 +16,7 @@ from service.domain.tokens import token_hash
 from service.domain.views import status_of
 from service.live import shutdown as lifecycle
 from service.live.following import Following
-from service.live.hub import Follower
+from service.live.hub import Batch, Follower
 
 
 def settled(game: Game, loaded: Loaded, seat: int) -> bool:
@@ -43,7 +45,9 @@ def turn_of(
     The match is followed before it is read, so that a move made after the
     read wakes the wait, and the read that decides whether to wait is the
     only one before it: four round trips for a long poll woken once (the
-    read, the follower's hold, the read once woken, the release). A match
+    read, the follower's hold, the read once woken, the release), three
+    when this process made the move that woke it (the hub hands over the
+    match as written). A match
     that does not exist is not followed a moment longer (its channel would
     linger otherwise, for any id a client makes up)."""
     follower = Follower([match_id], reads_itself=True)
@@ -89,6 +93,20 @@ def _wait(
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
-        if follower.take(min(remaining, 1.0)):
-            loaded = live.matches.load(game, match_id)
+        batches = follower.take(min(remaining, 1.0))
+        if batches:
+            loaded = woken_to(batches[-1], loaded) or live.matches.load(game, match_id)
     return loaded
+
+
+def woken_to(batch: Batch, loaded: Loaded) -> Loaded | None:
+    """The match as the commit that woke the wait wrote it, when that commit
+    was this process's and its wake-up the last one taken (no read needed:
+    it was current when it woke the wait; ``loaded`` when that is as new);
+    else None (read it)."""
+    state = batch.state
+    if state is None:
+        return None
+    if state[0] <= loaded.version:
+        return loaded
+    return Loaded(state[0], orjson.loads(state[1]), None)

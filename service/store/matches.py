@@ -180,6 +180,12 @@ class Store:
             return None
         return Loaded(found[0], orjson.loads(found[1]), None)
 
+    def written(self, match_id: str, version: int) -> tuple[int, bytes] | None:
+        """The match's JSON at ``version``, if that is what this process
+        remembers of it (as it has just written it); no read, no copy."""
+        found = self._remembered.get(match_id)
+        return found if found is not None and found[0] == version else None
+
     def load(
         self,
         match_id: str,
