@@ -5,6 +5,8 @@ turn with one read and one write (docs/clients/api.md)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import orjson
 
@@ -27,6 +29,7 @@ def settled(game: Game, loaded: Loaded, seat: int) -> bool:
     return status == "active" and seat in game.to_act(loaded.match["state"])
 
 
+@contextmanager
 def turn_of(
     live: Following,
     game: Game,
@@ -34,7 +37,7 @@ def turn_of(
     token: str,
     wait_s: float,
     address: str,
-) -> tuple[Loaded, int | None]:
+) -> Iterator[tuple[Loaded, int | None]]:
     """The match and ``token``'s seat (403 when it holds none), once the seat
     is to act or the match is over, waiting at most ``wait_s`` seconds: a
     long poll. The process's push hub wakes the wait when the log grows (no
@@ -42,17 +45,24 @@ def turn_of(
     token's. A wait that waits is held against the follower caps, as a
     stream is (429 ``too_many_followers``).
 
+    A context manager: the caller lays out its answer inside it. The
+    follower's release is sent when the wait ends and its answer read when
+    the context closes, so that the round trip runs while the answer is
+    laid out instead of on the handoff's path; the release is done before
+    the answer leaves.
+
     The match is followed before it is read, so that a move made after the
     read wakes the wait, and the read that decides whether to wait is the
     only one before it: four round trips for a long poll woken once (the
     read, the follower's hold, the read once woken, the release), three
     when this process made the move that woke it (the hub hands over the
-    match as written). A match
-    that does not exist is not followed a moment longer (its channel would
-    linger otherwise, for any id a client makes up)."""
+    match as written). A match that does not exist is not followed a
+    moment longer (its channel would linger otherwise, for any id a client
+    makes up)."""
     follower = Follower([match_id], reads_itself=True)
     live.hub.follow(follower)
     linger = True
+    finish = None
     try:
         try:
             loaded = live.matches.load(game, match_id)
@@ -60,17 +70,25 @@ def turn_of(
             linger = refused.status != 404
             raise
         seat = live.matches.seat_for(loaded, token)
-        if seat is None or settled(game, loaded, seat):
-            return loaded, seat
-        holder = token_hash(token)
-        held = live.allowances.hold(address, [holder], wait_s + 30, following=1)
-        try:
-            loaded = _wait(live, game, match_id, loaded, seat, wait_s, holder, follower)
-        finally:
-            live.allowances.release(held)
+        if seat is not None and not settled(game, loaded, seat):
+            holder = token_hash(token)
+            held = live.allowances.hold(address, [holder], wait_s + 30, following=1)
+            try:
+                loaded = _wait(live, game, match_id, loaded, seat, wait_s, holder, follower)
+            except BaseException:
+                live.allowances.release(held)
+                raise
+            finish = live.allowances.releasing(held)
     finally:
         live.hub.unfollow(follower, linger)
-    return loaded, live.matches.seat_for(loaded, token)  # 403 if the seat changed hands
+    try:
+        if finish is None:
+            yield loaded, seat
+        else:  # 403 if the seat changed hands
+            yield loaded, live.matches.seat_for(loaded, token)
+    finally:
+        if finish is not None:
+            finish()
 
 
 def _wait(
