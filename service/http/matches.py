@@ -126,12 +126,16 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
             try:
                 if wait and token is not None:
                     # first the turn, then whether the version is news; a long
-                    # poll, held against the follower caps as a stream is
-                    loaded, seat = turn_of(following(), game, match_id, token, wait, address())
-                    check_still_valid()  # a player token revoked while it waited
+                    # poll, held against the follower caps as a stream is (its
+                    # release travels while the view is laid out)
+                    with turn_of(following(), game, match_id, token, wait, address()) as turn:
+                        check_still_valid()  # a player token revoked while it waited
+                        loaded, seat = turn
+                        view = present(game, loaded.match, loaded.version, seat, legal_actions)
                 else:
                     loaded = matches().load(game, match_id)
                     seat = matches().seat_for(loaded, token)
+                    view = present(game, loaded.match, loaded.version, seat, legal_actions)
             except Problem as problem:
                 # Redis forgot it: a finished match's end, as a spectator saw it
                 final = problem.code == "match_not_found" and matches().archived(game, match_id)
@@ -140,11 +144,7 @@ def add_routes(blp: Blueprint, contract: GameContract) -> None:
                 if legal_actions:
                     final["legal_actions"] = []
                 return answered(final, final["version"], None)
-            return answered(
-                present(game, loaded.match, loaded.version, seat, legal_actions),
-                loaded.version,
-                seat,
-            )
+            return answered(view, loaded.version, seat)
 
 
 def answered(payload: dict[str, Any], version: int, seat: int | None) -> Response:

@@ -19,11 +19,14 @@ taken (``service.domain.access.ends_following``), it delivers that event and end
 
 from __future__ import annotations
 
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import redis
 
 from engines.core import Game
 from service.domain.access import SEAT_CHANGES, ends_following, private_to
@@ -250,6 +253,50 @@ class Allowances:
             return
         *keys, member = held
         allowances.release(self.client, keys, member)
+
+    def releasing(self, held: list[str]) -> Callable[[], None]:
+        """``release``, begun: its commands are sent now, and what this
+        returns reads their answers (to be called once, whatever happens
+        meanwhile). The caller works during the round trip (a long poll lays
+        out its answer) instead of waiting for it, and by the time the
+        answers are read the release is done. A client without one plain
+        connection pool (a cluster) releases at once."""
+        pool = getattr(self.client, "connection_pool", None)
+        if not held or not isinstance(self.client, redis.Redis) or pool is None:
+            self.release(held)
+            return _nothing
+        *keys, member = held
+        try:
+            connection = pool.get_connection()
+        except redis.RedisError:
+            return _nothing  # the lease runs out on its own
+        try:
+            connection.send_packed_command(
+                connection.pack_commands([("ZREM", key, member) for key in keys])
+            )
+        except BaseException:
+            connection.disconnect()
+            pool.release(connection)
+            if isinstance(sys.exc_info()[1], redis.RedisError):
+                return _nothing
+            raise
+
+        def finish() -> None:
+            try:
+                for _ in keys:
+                    connection.read_response()
+            except BaseException:
+                connection.disconnect()  # answers left unread: not for the next user
+                if not isinstance(sys.exc_info()[1], redis.RedisError):
+                    raise
+            finally:
+                pool.release(connection)
+
+        return finish
+
+
+def _nothing() -> None:
+    pass
 
 
 class Shortcut:

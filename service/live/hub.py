@@ -70,12 +70,16 @@ class Batch:
     ``events`` run from index ``first`` to ``last`` (empty: read it
     yourself up to ``last``); ``gone``: the match no longer exists.
     Encodings are shared by every follower that sees the same thing.
+    ``state``: the match's version and JSON as the commit that made the
+    batch wrote them, when that commit was this process's (a follower that
+    reads the match itself once woken may take it instead of a read).
     """
 
     match_id: str
     events: list[dict[str, Any]]
     last: int
     gone: bool = False
+    state: tuple[int, bytes] | None = None
     _encoded: dict[Any, list[Encoded]] = field(default_factory=dict)
     _wire: dict[Any, bytes] = field(default_factory=dict)
 
@@ -149,13 +153,20 @@ class Direct(Protocol):
 
 class Follower:
     """One stream or long poll: an inbox of batches the hub fills, or,
-    with ``direct``, writes itself while the follower waits for it."""
+    with ``direct``, writes itself while the follower waits for it.
 
-    def __init__(self, match_ids: Iterable[str], direct: Direct | None = None) -> None:
+    ``reads_itself``: the follower reads the match itself once woken (a
+    long poll of one's turn) and needs no events: the hub wakes it from the
+    wake-up itself, with an empty batch, without reading the log first."""
+
+    def __init__(
+        self, match_ids: Iterable[str], direct: Direct | None = None, reads_itself: bool = False
+    ) -> None:
         self.match_ids = list(dict.fromkeys(match_ids))
         self.inbox: deque[Batch] = deque()
         self.ready = threading.Event()
         self.direct = direct
+        self.reads_itself = reads_itself
         self.waiting = False  # in ``take``, with nothing in the inbox
 
     def deliver(self, batch: Batch) -> None:
@@ -378,17 +389,42 @@ class Hub:
         """A commit subscriber: a write made by this process wakes its
         followers here at once, before its wake-up has gone round Redis."""
         if commit.last:
-            self.wake(commit.match["id"], commit.last)
+            self.wake(commit.match["id"], commit.last, commit.version)
 
-    def wake(self, match_id: str, last: int) -> None:
-        """A hint that the log of ``match_id`` reaches ``last`` (-1: it is gone)."""
+    def wake(self, match_id: str, last: int, version: int | None = None) -> None:
+        """A hint that the log of ``match_id`` reaches ``last`` (-1: it is gone);
+        ``version``: the match's version this process's commit just wrote.
+
+        When every follower of the match reads it itself once woken (long
+        polls of a turn), they are woken here and now, with an empty batch:
+        no log read, and no wait for the read loop's turn and its round trip
+        (under load, each of those waited for every ready greenlet of the
+        process: the handoff's tail), and handed the match as this process
+        just wrote it, when it did (no read once woken either). Otherwise
+        the read loop reads the new entries once and hands them to every
+        follower."""
         with self._lock:
-            if match_id not in self._followers:
+            followers = self._followers.get(match_id)
+            if not followers:
                 return
             if last >= 0 and last <= self._known.get(match_id, 0):
                 return
-            self._woken[match_id] = max(last, self._woken.get(match_id, last))
-        self._wakeup.set()
+            if all(follower.reads_itself for follower in followers):
+                if last >= 0:
+                    self._known[match_id] = last
+                woken = list(followers)
+            else:
+                self._woken[match_id] = max(last, self._woken.get(match_id, last))
+                woken = None
+        if woken is None:
+            self._wakeup.set()
+            return
+        state = None
+        if version is not None:
+            state = self.store.written(match_id, version)
+        batch = Batch(match_id, [], max(last, 0), gone=last < 0, state=state)
+        for follower in woken:
+            follower.deliver(batch)
 
     def forget(self, match_ids: Iterable[str]) -> None:
         """The channels of ``match_ids`` are no longer held: nothing is known of them."""

@@ -288,3 +288,118 @@ def test_a_stopped_hub_ends_its_streams_and_answers_its_long_polls(live_server):
     ending = ": this stream ends here; reconnect with Last-Event-ID\n\n"
     assert answers["stream"].endswith(ending)
     assert answers["poll"] == {"events": [], "next": last}
+
+
+def test_a_long_poll_of_a_turn_is_woken_without_waiting_for_the_hubs_log_reads(
+    redis_url, monkeypatch
+):
+    """Issue 34, point 4, at 64 clients: the handoff's p99 was three times
+    the floor's. A seat's long poll (``?wait=``) reads the match itself once
+    woken, yet its wake-up went through the hub's read loop: its turn, then
+    a round trip reading the log for the streams, then the follower's turn.
+    Under load each of those waits for every ready greenlet of the process.
+    Here the read loop is stalled 3 s (a slow read, a busy process): the
+    long poll must still answer at once, with its turn, and read no log."""
+    real = Hub._fan_out
+
+    def stalled(hub: Hub, woken: dict, starts: dict) -> None:
+        time.sleep(3)
+        real(hub, woken, starts)
+
+    monkeypatch.setattr(Hub, "_fan_out", stalled)
+    app = create_app({"REDIS_URL": redis_url, "RATELIMIT_ENABLED": False})
+    hub = app.extensions["ludotheque.live"].hub
+    hub.check_s = 60  # no periodic check either
+    reads: list[dict] = []
+    events_after = hub.store.events_after
+
+    def counted(starts: dict, limit: int) -> dict:
+        reads.append(starts)
+        return events_after(starts, limit)
+
+    monkeypatch.setattr(hub.store, "events_after", counted)
+    http = app.test_client()
+    body = {"players": [{"name": "Ada"}, {"name": "Bob"}], "seed": 4}
+    match = http.post("/v1/games/dekal/matches", json=body).get_json()
+    url = f"/v1/games/dekal/matches/{match['id']}"
+    headers = [{"Authorization": f"Bearer {seat['token']}"} for seat in match["seats"]]
+    # both seats reveal at once: seat 0 reveals, then waits for seat 1's reveal
+    reveals = [
+        http.get(url + "/legal-actions", headers=headers[seat]).get_json()["actions"][0]
+        for seat in (0, 1)
+    ]
+    answer: dict = {}
+
+    def wait() -> None:
+        polled = app.test_client().get(url + "?wait=10", headers=headers[0])
+        answer.update(view=polled.get_json(), at=time.monotonic())
+
+    try:
+        assert http.post(url + "/actions", json=reveals[0], headers=headers[0]).status_code == 200
+        waiting = threading.Thread(target=wait)
+        waiting.start()
+        wait_until(lambda: hub.count() == 1, timeout=5)
+        assert http.post(url + "/actions", json=reveals[1], headers=headers[1]).status_code == 200
+        moved = time.monotonic()
+        waiting.join(timeout=15)
+        assert answer["view"]["to_act"] == [0]
+        assert answer["at"] - moved < 1.0, f"woken {answer['at'] - moved:.2f} s after the move"
+        assert reads == [], "a long poll of a turn needs no log read"
+    finally:
+        stopped(hub)
+
+
+def test_a_long_poll_woken_by_this_processs_move_takes_the_match_as_written(
+    redis_url, monkeypatch
+):
+    """Issue 34, point 2: once woken, a long poll read the match again, a
+    round trip on the handoff's path. When the move that woke it was made
+    by this process, the hub hands over the match as that commit wrote it
+    (current when it woke the wait): the long poll reads the match once,
+    before it waits, and answers the version the move made. (The wake-up
+    back from Redis is not heard here: it would race the commit's own.)"""
+    real_handle = Listener._handle
+
+    def deaf(listener: Listener, message: dict) -> None:
+        if message["type"] not in ("message", "smessage"):
+            real_handle(listener, message)
+
+    monkeypatch.setattr(Listener, "_handle", deaf)
+    app = create_app({"REDIS_URL": redis_url, "RATELIMIT_ENABLED": False})
+    hub = app.extensions["ludotheque.live"].hub
+    hub.check_s = 60
+    loads: list[int] = []  # the threads that read the match
+    real = Store.load
+
+    def load(store: Store, *args, **kwargs):
+        loads.append(threading.get_ident())
+        return real(store, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "load", load)
+    http = app.test_client()
+    body = {"players": [{"name": "Ada"}, {"name": "Bob"}], "seed": 4}
+    match = http.post("/v1/games/dekal/matches", json=body).get_json()
+    url = f"/v1/games/dekal/matches/{match['id']}"
+    headers = [{"Authorization": f"Bearer {seat['token']}"} for seat in match["seats"]]
+    reveals = [
+        http.get(url + "/legal-actions", headers=headers[seat]).get_json()["actions"][0]
+        for seat in (0, 1)
+    ]
+    answer: dict = {}
+
+    def wait() -> None:
+        answer["view"] = app.test_client().get(url + "?wait=10", headers=headers[0]).get_json()
+        answer["thread"] = threading.get_ident()
+
+    try:
+        assert http.post(url + "/actions", json=reveals[0], headers=headers[0]).status_code == 200
+        waiting = threading.Thread(target=wait)
+        waiting.start()
+        wait_until(lambda: hub.count() == 1, timeout=5)
+        moved = http.post(url + "/actions", json=reveals[1], headers=headers[1]).get_json()
+        waiting.join(timeout=15)
+        assert answer["view"]["to_act"] == [0]
+        assert answer["view"]["version"] == moved["version"]
+        assert loads.count(answer["thread"]) == 1, "read again once woken"
+    finally:
+        stopped(hub)
