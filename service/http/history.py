@@ -105,7 +105,10 @@ class SearchQuerySchema(Schema):
         },
     )
     player = fields.String(
-        validate=validate.Regexp(r"^[0-9a-f]{32}$", error="a player id: 32 hexadecimal digits"),
+        validate=[
+            validate.Regexp(r"^[0-9a-f]{32}$", error="a player id: 32 hexadecimal digits"),
+            validate.Length(equal=32),  # ($ lets a trailing newline through)
+        ],
         metadata={"description": "only matches in which this player (its public id) held a seat"},
     )
     since = Rfc3339(

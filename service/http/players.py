@@ -36,7 +36,10 @@ from service.store.players import Players
 PLAYER_TOKEN = [{"playerToken": []}]
 ARCHIVED_MARGIN_S = 3600  # an archived match's expiry in Redis, give or take clocks and retries
 APP_KEY = [{"appKey": []}]
-PLAYER_ID = validate.Regexp(r"^[0-9a-f]{32}$", error="a player id: 32 hexadecimal digits")
+PLAYER_ID = [
+    validate.Regexp(r"^[0-9a-f]{32}$", error="a player id: 32 hexadecimal digits"),
+    validate.Length(equal=32),  # ($ lets a trailing newline through)
+]
 # an answer holding a token is kept by no cache; one that depends on the token, privately
 SECRET_ANSWER = {"Cache-Control": "no-store"}
 PRIVATE_ANSWER = {"Cache-Control": "private, no-cache", "Vary": "Authorization"}

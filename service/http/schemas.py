@@ -30,6 +30,12 @@ def printable_name(name: str) -> bool:
     )
 
 
+def no_newline(text: str) -> None:
+    """What a pattern's ``$`` lets through at the end: a newline."""
+    if text.endswith("\n"):
+        raise ValidationError("no newline")
+
+
 def valid_name(name: str) -> None:
     if not printable_name(name):
         raise ValidationError(
@@ -62,7 +68,7 @@ BOT = fields.String(
 
 
 PLAYER_ID = fields.String(
-    validate=validate.Regexp(r"^([0-9a-f]{32}|me)$"),
+    validate=[validate.Regexp(r"^([0-9a-f]{32}|me)$"), no_newline],
     metadata={
         "description": "a player holds this seat: `me` with a player token (your player), "
         "or, with an app key, the id of one of the app's players. No seat token is "

@@ -27,6 +27,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from service.store.database import retried_when_locked
+
 log = logging.getLogger(__name__)
 
 metadata = sa.MetaData()
@@ -258,6 +260,7 @@ class Archive:
         with self.engine.connect() as connection:
             return [(row.game, row.match_id) for row in connection.execute(query)]
 
+    @retried_when_locked
     def rename_player(self, player_id: str) -> list[tuple[str, str]]:
         """Name the deleted player ``player_id`` "deleted player" in every
         archived match it held a seat in (seats, final answer, record signed

@@ -11,9 +11,13 @@ checks it is there first.
 
 from __future__ import annotations
 
+import functools
 import logging
+import random
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import sqlalchemy as sa
 from alembic import command
@@ -26,6 +30,29 @@ log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).with_name("migrations")
 # SQLite: how long a writer waits for another's lock before failing
 SQLITE_BUSY_MS = 5000
+LOCKED_TRIES = 6  # a write SQLite refused as locked is tried this many times in all
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def retried_when_locked(write: Callable[P, R]) -> Callable[P, R]:
+    """``write`` (a write transaction), done again when SQLite refused it
+    with "database is locked": a transaction that read before it wrote
+    while another writer committed gets that at once, without waiting the
+    busy timeout (WAL's snapshot rule). A few tries, a little apart."""
+
+    @functools.wraps(write)
+    def again(*args: P.args, **kwargs: P.kwargs) -> R:
+        for attempt in range(LOCKED_TRIES):
+            try:
+                return write(*args, **kwargs)
+            except sa.exc.OperationalError as failed:
+                if "database is locked" not in str(failed) or attempt == LOCKED_TRIES - 1:
+                    raise
+                time.sleep(0.02 * 2**attempt * (1 + random.random()))
+        raise AssertionError("unreachable")
+
+    return again
 
 
 def normalised(url: str) -> str:

@@ -57,6 +57,7 @@ import sqlalchemy as sa
 from service.domain import tokens as auth
 from service.domain.problems import Problem
 from service.store.archive import DELETED_NAME, match_players, metadata
+from service.store.database import retried_when_locked
 
 log = logging.getLogger(__name__)
 
@@ -316,6 +317,7 @@ class Players:
             log.warning("token revocation: %d of %d processes confirmed", heard, listeners)
 
     # -- players -------------------------------------------------------------------
+    @retried_when_locked
     def create(
         self,
         name: str,
@@ -389,6 +391,7 @@ class Players:
             "matches_played": played,
         }
 
+    @retried_when_locked
     def new_token(self, player_id: str, asked_with: str | None = None) -> str:
         """A new token for the player (asked with its token ``asked_with``,
         which must still be valid); LookupError when the player, its app or
@@ -476,6 +479,7 @@ class Players:
         with self.engine.connect() as connection:
             return connection.execute(query).scalar()
 
+    @retried_when_locked
     def revoke(self, player_id: str, digest: str | None = None) -> int:
         """End one of the player's tokens (``digest``), or all of them; how many ended."""
         condition = player_tokens.c.player_id == player_id
@@ -493,6 +497,7 @@ class Players:
         self._forget(digests)
         return len(digests)
 
+    @retried_when_locked
     def delete(self, player_id: str) -> None:
         """Forget the player: its tokens end, its name becomes "deleted
         player", its app and external id are dropped (its id stays, so that
@@ -515,6 +520,7 @@ class Players:
         self._forget(digests)
 
     # -- apps (the operator's) -----------------------------------------------------
+    @retried_when_locked
     def create_app(self, name: str, limits: dict[str, Any] | None = None) -> tuple[str, str]:
         """A new app and its first key (slot 1), shown once."""
         app_id = new_id()
@@ -526,6 +532,7 @@ class Players:
         self.client.set(limits_key(app_id), text)
         return app_id, self.new_key(app_id, 1)
 
+    @retried_when_locked
     def new_key(self, app_id: str, slot: int) -> str:
         """A new key in ``slot`` of the app, replacing the one there (the
         other slot's keeps working): rotation without a gap."""
@@ -548,6 +555,7 @@ class Players:
         self._publish(auth.token_hash(key), {"k": "app", "id": app_id, "app": app_id, "x": None})
         return key
 
+    @retried_when_locked
     def revoke_app(self, app_id: str, slot: int | None = None) -> None:
         """End one key of the app, or (no ``slot``) the app itself: both keys,
         and every token of its players."""
@@ -572,6 +580,7 @@ class Players:
         if slot is None:
             self.client.delete(limits_key(app_id))
 
+    @retried_when_locked
     def set_limits(self, app_id: str, limits: dict[str, Any]) -> dict[str, Any]:
         """Set some of the app's quotas (None: back to the default)."""
         with self.engine.begin() as connection:
