@@ -246,7 +246,7 @@ def test_every_game_replays_its_longest_match_within_the_bound():
         record = record_of("x", 3, game, {}, actions=2_000)
         actions = source_of(record).actions
 
-        def cpu(start: int, game=game, record=record) -> float:  # noqa: ANN001
+        def cpu(start: int, game=game, record=record) -> float:
             started = time.process_time()
             page(game, source_of(record), start, 1)
             return time.process_time() - started
