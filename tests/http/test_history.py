@@ -20,9 +20,7 @@ from click.testing import CliRunner
 from service.cli import main
 from service.domain.signing import check, from_pem, new_pem, parse_public_key, sign
 from service.store.archive import Archive, Archived, match_bots, matches
-from service.store.database import migrate
 from service.store.searches import decode_cursor, encode_cursor
-from tests.support import databases
 from tests.support.client import ApiClient
 from tests.support.matches import create_match, play_out
 from tests.support.problems import assert_problem
@@ -33,23 +31,9 @@ BOTS = ["random", "greedy", "mcts"]
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def archive_url(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[str]:
-    """A migrated database for the module, on SQLite then on PostgreSQL (a
-    database of its own on the tests' server, dropped after)."""
-    if request.param == "sqlite":
-        url = databases.sqlite_url(tmp_path_factory.mktemp("archive"))
-        migrate(url)
-        yield url
-        return
-    with databases.fresh_database(request.getfixturevalue("postgres_admin_url")) as url:
-        migrate(url)
-        yield url
-
-
 @pytest.fixture(scope="module")
-def server(redis_url: str, archive_url: str) -> Iterator[LiveServer]:
-    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": archive_url}) as live:
+def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
+    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": module_db_url}) as live:
         yield live
 
 
@@ -351,8 +335,8 @@ def run_cli(args: list[str]) -> Any:
 @pytest.mark.parametrize(
     "query", [{}, {"game": "gaudi", "bot": "greedy"}, {"since": rfc3339(SINCE), "limit": 9}]
 )
-def test_the_cli_export_equals_the_http_export(server, varied, archive_url, tmp_path, query):
-    args = ["export", "--database-url", archive_url]
+def test_the_cli_export_equals_the_http_export(server, varied, module_db_url, tmp_path, query):
+    args = ["export", "--database-url", module_db_url]
     for name, value in query.items():
         args += [f"--{name}", str(value)]
     by_http = exported(server, **query)
@@ -361,8 +345,8 @@ def test_the_cli_export_equals_the_http_export(server, varied, archive_url, tmp_
     assert (tmp_path / "out.ndjson").read_bytes() == by_http
 
 
-def test_the_cli_export_shows_its_progress_on_stderr(server, varied, archive_url):
-    result = run_cli(["export", "--database-url", archive_url, "--progress", "--every", "50"])
+def test_the_cli_export_shows_its_progress_on_stderr(server, varied, module_db_url):
+    result = run_cli(["export", "--database-url", module_db_url, "--progress", "--every", "50"])
     assert result.stderr.splitlines() == [
         *(f"{n} records" for n in range(50, 160, 50)),
         "160 records: done",
@@ -381,7 +365,7 @@ def played(server: LiveServer) -> dict[str, Any]:
 
 
 def test_a_line_of_the_export_saved_to_a_file_is_a_record_verify_checks(
-    server, archive, played, public_key, archive_url, tmp_path
+    server, archive, played, public_key, module_db_url, tmp_path
 ):
     record, end = played["record"], played["match"]
     archive.put(
@@ -402,7 +386,7 @@ def test_a_line_of_the_export_saved_to_a_file_is_a_record_verify_checks(
     archive.put(archived(99, T0, server.app.extensions["ludotheque.record_keys"].get()))
     for source in (
         exported(server),
-        run_cli(["export", "--database-url", archive_url]).stdout_bytes,
+        run_cli(["export", "--database-url", module_db_url]).stdout_bytes,
     ):
         line = source.splitlines(keepends=True)[0]
         path = tmp_path / "one.json"
@@ -413,14 +397,14 @@ def test_a_line_of_the_export_saved_to_a_file_is_a_record_verify_checks(
 
 
 def test_exports_at_once_are_bounded_per_address_and_per_process(
-    redis_url, archive_url, archive, record_key
+    redis_url, module_db_url, archive, record_key
 ):
     for n in range(3):  # an export under way has sent its first records
         archive.put(archived(950 + n, T0 + n, record_key, "gaudi", ()))
     with LiveServer(
         {
             "REDIS_URL": redis_url,
-            "DATABASE_URL": archive_url,
+            "DATABASE_URL": module_db_url,
             "EXPORTS_PER_ADDRESS": 1,
             "EXPORTS_PER_PROCESS": 2,
         }
@@ -467,10 +451,10 @@ def test_a_database_down_answers_503_archive_unavailable(redis_url, tmp_path):
             assert answer.headers["Retry-After"] == "1"
 
 
-def test_one_address_holds_one_export_across_every_process(redis_url, archive_url, record_key):
+def test_one_address_holds_one_export_across_every_process(redis_url, module_db_url, record_key):
     """Adversary (issue 35): one address held two exports, one per server
     process; the slot per address is now counted in Redis, for every process."""
-    config = {"REDIS_URL": redis_url, "DATABASE_URL": archive_url}
+    config = {"REDIS_URL": redis_url, "DATABASE_URL": module_db_url}
     first_process, second_process = LiveServer(config), LiveServer(config)
     try:
         put = first_process.app.extensions["ludotheque.archive"]
@@ -562,7 +546,7 @@ def test_rfc_3339_lower_case_and_long_fractions_are_read(server):
 
 
 def test_an_export_read_slowly_keeps_its_slot_for_as_long_as_it_runs(
-    redis_url, archive_url, archive, record_key, monkeypatch
+    redis_url, module_db_url, archive, record_key, monkeypatch
 ):
     """Adversary, round 2 (issue 35): the lease of an export whose client
     read slowly lapsed between two writes, and the same address opened
@@ -573,7 +557,7 @@ def test_an_export_read_slowly_keeps_its_slot_for_as_long_as_it_runs(
     monkeypatch.setattr(history, "EXPORT_LEASE_S", 1.0)
     for n in range(3):
         archive.put(archived(980 + n, T0 + n, record_key, "pacal", ()))
-    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": archive_url}) as live:
+    with LiveServer({"REDIS_URL": redis_url, "DATABASE_URL": module_db_url}) as live:
         client = live.app.test_client()
         address = {"REMOTE_ADDR": "203.0.113.88"}
         held = client.get("/v1/matches/export", environ_base=address, buffered=False)

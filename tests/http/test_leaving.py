@@ -19,7 +19,6 @@ from click.testing import CliRunner
 from service.cli import main
 from service.domain.signing import check, parse_public_key
 from service.store.archive import matches as archived_matches
-from service.store.database import migrate
 from service.store.matches import match_key
 from service.store.player_matches import index_key
 from service.store.players import players as player_rows
@@ -33,27 +32,14 @@ from tests.http.test_my_matches import (
     mine,
     resign,
 )
-from tests.support import databases
 from tests.support.servers import LiveServer
 
 DELETED = "deleted player"
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[str]:
-    if request.param == "sqlite":
-        url = databases.sqlite_url(tmp_path_factory.mktemp("leaving"))
-        migrate(url)
-        yield url
-        return
-    with databases.fresh_database(request.getfixturevalue("postgres_admin_url")) as url:
-        migrate(url)
-        yield url
-
-
 @pytest.fixture(scope="module")
-def server(redis_url: str, database_url: str) -> Iterator[LiveServer]:
-    config = {"REDIS_URL": redis_url, "DATABASE_URL": database_url, "FINISHED_TTL": 1}
+def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
+    config = {"REDIS_URL": redis_url, "DATABASE_URL": module_db_url, "FINISHED_TTL": 1}
     with LiveServer(config) as live:
         yield live
 
@@ -226,7 +212,7 @@ def test_a_finished_match_still_in_redis_is_renamed_there_and_archived_so(
 
 
 def test_another_server_process_drops_its_copy_of_the_record(
-    server, client, redis_url, database_url, tmp_path
+    server, client, redis_url, module_db_url, tmp_path
 ):
     """Two server processes over one Redis and one database: the one that
     did not delete the player had the record in memory, and serves the
@@ -234,7 +220,7 @@ def test_another_server_process_drops_its_copy_of_the_record(
     ada, bob = guest(server, "Leocadia"), guest(server, "Bob")
     over = played_then_resigned(server, ada, bob)
     archive_due(server)
-    config = {"REDIS_URL": redis_url, "DATABASE_URL": database_url, "FINISHED_TTL": 1}
+    config = {"REDIS_URL": redis_url, "DATABASE_URL": module_db_url, "FINISHED_TTL": 1}
     with LiveServer(config) as other:
         path = f"/v1/games/dekal/matches/{over}"
         assert "Leocadia" in other.http.get(other.url(path + "/record")).text  # kept there now

@@ -20,31 +20,17 @@ from service.cli import main
 from service.domain.signing import sign
 from service.store import player_matches
 from service.store.archive import Archive, Archived
-from service.store.database import migrate
 from service.store.matches import match_key
 from service.store.player_matches import index_key
-from tests.support import databases
 from tests.support.servers import LiveServer
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[str]:
-    if request.param == "sqlite":
-        url = databases.sqlite_url(tmp_path_factory.mktemp("mine"))
-        migrate(url)
-        yield url
-        return
-    with databases.fresh_database(request.getfixturevalue("postgres_admin_url")) as url:
-        migrate(url)
-        yield url
-
-
 @pytest.fixture(scope="module")
-def server(redis_url: str, database_url: str) -> Iterator[LiveServer]:
+def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
     # a finished match stays in Redis 1 s once archived: "Redis forgot it" is quick
-    config = {"REDIS_URL": redis_url, "DATABASE_URL": database_url, "FINISHED_TTL": 1}
+    config = {"REDIS_URL": redis_url, "DATABASE_URL": module_db_url, "FINISHED_TTL": 1}
     with LiveServer(config) as live:
         yield live
 
@@ -410,7 +396,7 @@ def test_a_malformed_player_id_is_a_422_and_an_unknown_one_finds_nothing(server)
 
 
 def test_a_players_records_are_exported_over_http_and_by_the_cli(
-    server, database_url, two_players_archived
+    server, module_db_url, two_players_archived
 ):
     ada, _bob, made = two_players_archived
     expected = ids_newest_first([a for a in made if held(a, ada)])
@@ -418,12 +404,12 @@ def test_a_players_records_are_exported_over_http_and_by_the_cli(
     assert answer.status_code == 200, answer.text
     assert [orjson.loads(line)["id"] for line in answer.text.splitlines()] == expected
     ran = CliRunner().invoke(
-        main, ["export", "--database-url", database_url, "--player", ada["id"], "--no-progress"]
+        main, ["export", "--database-url", module_db_url, "--player", ada["id"], "--no-progress"]
     )
     assert ran.exit_code == 0, ran.output
     assert [orjson.loads(line)["id"] for line in ran.stdout.splitlines()] == expected
     refused = CliRunner().invoke(
-        main, ["export", "--database-url", database_url, "--player", "nobody"]
+        main, ["export", "--database-url", module_db_url, "--player", "nobody"]
     )
     assert refused.exit_code == 2 and "--player" in refused.output
 
