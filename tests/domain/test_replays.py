@@ -152,7 +152,7 @@ def test_the_worst_first_page_costs_bounded_time_and_memory():
     """Finding 1: the replay of a Ducale of 77,421 versions took 35 s and
     2.7 GB. Now a match has at most MAX_ACTIONS actions replayed, and its
     last page read first (the worst: every action replayed, every state
-    kept on the way) costs well under a second and a few MB beyond its record."""
+    kept on the way) costs about a second and a few MB beyond its record."""
     record = long_record(MAX_ACTIONS)
     encoded = orjson.dumps(record)  # as the record cache keeps it
     tracemalloc.start()
@@ -165,7 +165,10 @@ def test_the_worst_first_page_costs_bounded_time_and_memory():
     assert len(orjson.loads(body)["steps"]) == 100
     assert len(body) < 1_000_000, len(body)
     assert peak < 64 * 2**20, peak  # 47 MB: the record parsed whole, once
-    assert cpu < 1.5, cpu
+    # about 1 s alone; 1.7 to 2.0 s in the full suite on 2026-12-07 (its
+    # other worker beside it on 2 cores, tracemalloc on): a guard against the
+    # 35 s it took, not a benchmark (bench.archive and security.md measure)
+    assert cpu < 3.0, cpu
     assert source.size < len(encoded) + 2 * 2**20
 
 
