@@ -142,12 +142,14 @@ class Matches:
         listed: bool = False,
         creator: str | None = None,
         calls: dict[str, Any] | None = None,
+        rated: bool = False,
     ) -> dict[str, Any]:
         """A new match; ``options`` were loaded by the match options schema
         (the game's options plus ``turn_timeout_s``); a ``listed`` one shows
         in the lobby while it has open seats; ``creator``: the address that
         asked (never shown), which the quotas count against; ``calls``: the
-        creation body's ``webhook`` and ``bot_deadline_s`` (service/domain/hooks.py)."""
+        creation body's ``webhook`` and ``bot_deadline_s`` (service/domain/hooks.py);
+        ``rated``: made by the ranked queue, its players rated when it ends."""
         if not game.min_players <= len(players) <= game.max_players:
             raise Problem(
                 422,
@@ -194,7 +196,7 @@ class Matches:
             "creator": creator,
             "listed": listed,
             "created_at": time.time(),
-        }
+        } | ({"rated": True} if rated else {})
         self.bot_seats.reserve(match, [i for i, p in enumerate(players) if p.get("bot")])
         secret = hooks.configure(match, players, calls or {})
         events = [{"type": "match_created", "seats": public_seats(match), **fairness.shown(match)}]

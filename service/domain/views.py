@@ -44,6 +44,7 @@ def present(
         "outcome": fairness.revealed(match, endings.outcome_of(game, match)),
         **fairness.shown(match),
         "listed": bool(match.get("listed")),
+        "rated": bool(match.get("rated")),
         "rematch": match.get("rematch"),
         "webhook": hooks.shown(match),
     }

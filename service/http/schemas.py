@@ -318,6 +318,10 @@ class MatchSchema(Schema):
     seeded = SEEDED
     seed_commitment = SEED_COMMITMENT
     listed = fields.Boolean(required=True, metadata={"description": "shown in the lobby"})
+    rated = fields.Boolean(
+        required=True,
+        metadata={"description": "made by the ranked queue: its players' ratings change when it ends"},
+    )
     rematch = fields.Nested(
         "RematchOfferSchema",
         allow_none=True,
