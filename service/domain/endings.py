@@ -23,6 +23,7 @@ from engines.core import Event, Game
 # the one-step heuristic every game offers, fast and neither reckless
 # (the random bot would hand points to whoever sits next) nor slow.
 RESIGNED_BOT = "greedy"
+CHEAP_BOT = "random"  # plays a resigned seat past its resigner's cap of bot seats
 
 
 def outcome_of(game: Game, match: dict[str, Any]) -> dict[str, Any] | None:

@@ -40,7 +40,13 @@ from typing import Any
 
 from engines import GAMES
 from service.domain import signing
-from service.domain.endings import RESIGNED_BOT, ended_early, outcome_of
+from service.domain.endings import (
+    CHEAP_BOT,
+    RESIGNED_BOT,
+    amend_match_over,
+    ended_early,
+    outcome_of,
+)
 
 FORMAT = "ludotheque-record/1"
 SEED_BYTES = 8  # seeds are 0 .. 2**63 - 1
@@ -182,12 +188,18 @@ def ended_outcome(
     """The outcome the service gives a match whose replayed ``state`` had
     these ``ends`` (resignations, an abort), as ``service.domain.endings`` does."""
     resigned = [end["seat"] for end in ends if end["type"] == "resigned"]
-    stand_in: dict[str, Any] = {"state": state, "seats": [None] * n_seats, "resigned": resigned}
+    match = stand_in(state, n_seats, resigned)
     if any(end["type"] == "aborted" for end in ends):
-        stand_in["ended"] = ended_early(n_seats, [], "abort", ends[-1]["seat"])
+        match["ended"] = ended_early(n_seats, [], "abort", ends[-1]["seat"])
     elif resigned and n_seats - len(resigned) <= 1:
-        stand_in["ended"] = ended_early(n_seats, resigned, "resignation", resigned[-1])
-    return outcome_of(game, stand_in)
+        match["ended"] = ended_early(n_seats, resigned, "resignation", resigned[-1])
+    return outcome_of(game, match)
+
+
+def stand_in(state: dict[str, Any], n_seats: int, resigned: list[int]) -> dict[str, Any]:
+    """A match as ``service.domain.endings`` reads it: its state, and the
+    seats resigned so far (a copy: the caller's list goes on growing)."""
+    return {"state": state, "seats": [None] * n_seats, "resigned": list(resigned)}
 
 
 def verify(record: dict[str, Any], public_key: bytes | None = None) -> list[str]:
@@ -251,6 +263,8 @@ def verify(record: dict[str, Any], public_key: bytes | None = None) -> list[str]
             if seat not in game.to_act(state):
                 return [*problems, f"action {done + 1}: seat {seat} was not to act"]
             events = replay_action(game, state, step)
+            # the engine's match_over, ranking resigned seats last as the server did
+            events = amend_match_over(game, stand_in(state, len(seats), resigned), events)
         except Exception as refused:
             return [*problems, f"action {done + 1} does not replay: {refused!r}"]
         if _plain(events) != _plain(seen):
@@ -303,7 +317,9 @@ def _illegal_ending(
     else:
         if seat in resigned:
             return f"seat {seat} resigned twice: it had already resigned"
-        if bot not in (None, RESIGNED_BOT):
+        # the bot a resigned seat is handed to (the cheap one past its
+        # resigner's cap): a seat's bot in a record is its last
+        if bot not in (None, RESIGNED_BOT, CHEAP_BOT):
             return f"seat {seat} is a bot's ({bot}): a bot cannot resign"
     return None
 

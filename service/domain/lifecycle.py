@@ -20,7 +20,7 @@ from service.domain import access, hooks
 from service.domain import tokens as auth
 from service.domain.clocks import engine_options
 from service.domain.commits import Change
-from service.domain.endings import RESIGNED_BOT, ended_early
+from service.domain.endings import CHEAP_BOT, RESIGNED_BOT, ended_early
 from service.domain.fairness import new_randomness, revealed, shown
 from service.domain.matches import Matches
 from service.domain.ports import Loaded
@@ -28,7 +28,6 @@ from service.domain.problems import Problem
 from service.domain.views import present, public_seats, status_of
 
 Decide = Callable[[dict[str, Any], int], list[Event]]
-CHEAP_BOT = "random"  # plays a resigned seat past its resigner's cap of bot seats
 
 
 def _change(matches: Matches, game: Game, match_id: str, token: str, decide: Decide) -> Loaded:

@@ -19,7 +19,7 @@ from tests.engines.conformance import new_match
 from tests.support.client import ApiClient
 from tests.support.matches import create_match, play_out
 from tests.support.problems import assert_problem
-from tests.support.servers import LiveServer
+from tests.support.servers import LiveServer, bot_workers
 
 
 def snapshot(client: redis.Redis, game: str, match_id: str) -> tuple:
@@ -195,6 +195,9 @@ def test_resigning_with_more_players_hands_the_seat_to_a_bot_and_ranks_it_last(
     over = events[-1]
     assert over["type"] == "match_over" and over["winners"] == outcome["winners"]
     assert over["ranking"] == outcome["ranking"]
+    # its record proves itself: the resigned seat's bot, the outcome ranking it last
+    record = api.http.get(f"{api.base}/v1/games/{game}/matches/{match_id}/record").json()
+    assert verify(record) == []
 
 
 def test_the_last_seat_in_wins_when_the_others_resign(api, live_bots):
@@ -207,6 +210,25 @@ def test_the_last_seat_in_wins_when_the_others_resign(api, live_bots):
     assert final["status"] == "finished"
     assert final["outcome"]["winners"] == [2]
     assert final["outcome"]["ranking"] == [[2], [1], [0]]
+    record = api.http.get(f"{api.base}/v1/games/ducale/matches/{match_id}/record").json()
+    assert verify(record) == []
+
+
+def test_a_seat_resigned_past_its_bot_cap_has_a_record_that_verifies(redis_url):
+    """A seat resigned past its resigner's cap of bot seats is played by the
+    cheap bot (random): its record says so, and verify accepts it."""
+    with LiveServer({"REDIS_URL": redis_url, "BOT_SEATS_PER_ADDRESS": 1}) as live:
+        api = ApiClient(live.base)
+        # the address's one bot seat, taken
+        assert api.create("pacal", {"players": [{"name": "Ada"}, {"bot": "random"}]}).ok
+        created = api.create("dekal", {"players": [{"name": n} for n in "ABC"]}).json()
+        match_id, tokens = created["id"], [s.get("token") for s in created["seats"]]
+        with bot_workers(live.app):
+            assert api.resign("dekal", match_id, tokens[0]).json()["seats"][0]["bot"] == "random"
+            final = play_out(api, "dekal", match_id, [None, tokens[1], tokens[2]])
+        assert final["outcome"]["ranking"][-1] == [0]
+        record = api.http.get(f"{api.base}/v1/games/dekal/matches/{match_id}/record").json()
+    assert verify(record) == []
 
 
 # -- abort -----------------------------------------------------------------------
