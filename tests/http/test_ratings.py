@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from service.domain.fairness import verify
 from tests.support.ranked import (
     archive_due,
     match_over,
@@ -79,6 +80,9 @@ def test_a_rated_match_over_event_carries_each_players_rating_before_and_after(s
     if len(winners) == 1:  # (a draw moves nobody's mu)
         for change in ratings:
             assert (change["after"]["mu"] > 25.0) is (change["seat"] in winners)
+    # the signed record leaves the ratings out of its replayed events: it verifies
+    record = server.http.get(f"{server.base}/v1/games/dekal/matches/{match_id}/record")
+    assert record.status_code == 200 and verify(record.json()) == []
     # applied to Redis at once: the next rated match starts from there
     again = rated_match(server, "dekal", [bob, ada])
     assert resign(server, "dekal", again, bob["token"]).status_code == 200
