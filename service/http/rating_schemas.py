@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
+from service.domain.ratings import PROVISIONAL_SIGMA
+
 
 class RatingSchema(Schema):
     """A player's rating for one game."""
@@ -24,7 +26,10 @@ class RatingSchema(Schema):
     matches = fields.Integer(required=True, metadata={"description": "rated matches played"})
     provisional = fields.Boolean(
         required=True,
-        metadata={"description": "true while sigma is above 6.5: the rating is still uncertain"},
+        metadata={
+            "description": f"true while sigma is above {PROVISIONAL_SIGMA}: the rating is "
+            "still uncertain"
+        },
     )
 
 

@@ -20,7 +20,7 @@ from tests.support.ranked import (
     rated_match,
     resign,
 )
-from tests.support.servers import LiveServer
+from tests.support.servers import LiveServer, bot_workers
 
 MIN_MATCHES = 2
 ENTRY_KEYS = {"rank", "player", "name", "bot", "rating", "mu", "sigma", "matches", "provisional"}
@@ -91,6 +91,20 @@ def test_a_rated_match_over_event_carries_each_players_rating_before_and_after(s
     for player in (ada["id"], bob["id"]):
         assert second[player]["before"] == by_player[player]["after"]
         assert second[player]["after"]["matches"] == 2
+
+
+def test_only_players_seats_are_rated_when_a_bot_plays_beside_them(server):
+    """A built-in bot has no rating; the match may end on the bot's own turn
+    (a write the server makes, not a request): it is rated all the same."""
+    ada, bob = new_player(server, "Ada"), new_player(server, "Bob")
+    seats = [ada, {"bot": "random"}, bob]
+    match_id = rated_match(server, "dekal", seats)
+    with bot_workers(server.app):
+        final = play_to_the_end(server, "dekal", match_id, seats)
+    assert final["status"] == "finished"
+    ratings = match_over(server, "dekal", match_id)["ratings"]
+    assert [(r["seat"], r["player"]) for r in ratings] == [(0, ada["id"]), (2, bob["id"])]
+    assert all(r["after"]["matches"] == r["before"]["matches"] + 1 for r in ratings)
 
 
 def test_players_are_listed_after_enough_rated_matches_best_first(server):

@@ -161,3 +161,22 @@ def test_a_deleted_player_is_never_listed_again(server, redis_client):
     flush_ratings(redis_client)  # nor does a rebuild
     assert store.rank_of("dekal", False, ada["id"]) is None
     assert store.rank_of("dekal", False, bob["id"]) is not None
+
+
+def test_ratings_and_leaderboards_work_on_redis_cluster(cluster_url, migrated_database_url):
+    """Every ratings key shares the {ratings} slot: the Lua apply, the
+    pipelines and the rebuild run on a cluster as on one Redis."""
+    config = {"REDIS_URL": cluster_url, "REDIS_CLUSTER": True, "LEADERBOARD_MIN_MATCHES": 1}
+    with LiveServer({**config, "DATABASE_URL": migrated_database_url}) as server:
+        store = store_of(server)
+        ada, bob = new_player(server, "Ada"), new_player(server, "Bob")
+        resign(server, "dekal", rated_match(server, "dekal", [ada, bob]), bob["token"])
+        archive_due(server)
+        before = store.current("dekal", [ada["id"], bob["id"]])
+        assert before[ada["id"]].matches == 1
+        assert store.rank_of("dekal", False, ada["id"]) < store.rank_of("dekal", False, bob["id"])
+        store.client.delete(kept.READY, kept.ratings_key("dekal"), kept.board_key("dekal"))
+        assert store.current("dekal", [ada["id"], bob["id"]]) == before
+        assert [e["player"] for e in store.top("dekal", False, 0, 10)] == [ada["id"], bob["id"]]
+        server.app.extensions["ludotheque.players"].delete(ada["id"])
+        assert store.rank_of("dekal", False, ada["id"]) is None

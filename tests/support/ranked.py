@@ -21,7 +21,8 @@ def new_player(server: LiveServer, name: str, bot: bool = False) -> dict[str, An
 
 
 def rated_match(server: LiveServer, game: str, players: list[dict[str, Any]]) -> str:
-    """A rated match of ``game`` whose seats ``players`` hold, as the queue makes it."""
+    """A rated match of ``game`` whose seats ``players`` hold (or a built-in
+    bot, given as ``{"bot": kind}``), as the queue makes it."""
     kept = server.app.extensions["ludotheque.players"]
     engine = GAMES[game]
     seats = [
@@ -33,6 +34,8 @@ def rated_match(server: LiveServer, game: str, players: list[dict[str, Any]]) ->
                 "holder": kept.holder(p["id"]),
             }
         }
+        if "id" in p
+        else p
         for p in players
     ]
     options = engine.options_schema().load({})
@@ -50,7 +53,7 @@ def play_to_the_end(
 ) -> dict[str, Any]:
     """Random legal actions by the players (with their player tokens) until
     the match ends; the match as it then is."""
-    return play_out(api_of(server), game, match_id, [p["token"] for p in players], seed)
+    return play_out(api_of(server), game, match_id, [p.get("token") for p in players], seed)
 
 
 def resign(server: LiveServer, game: str, match_id: str, token: str) -> Any:
