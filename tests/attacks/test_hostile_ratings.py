@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.ranked import match_over, new_player, rated_match, resign
+from tests.support.ranked import fresh_ratings, match_over, new_player, rated_match, resign
 from tests.support.servers import LiveServer
 
 
@@ -17,6 +17,7 @@ from tests.support.servers import LiveServer
 def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
     config = {"REDIS_URL": redis_url, "DATABASE_URL": module_db_url}
     with LiveServer(config | {"LEADERBOARD_MIN_MATCHES": 1}) as live:
+        fresh_ratings(live.app.extensions["ludotheque.matches"].store.client)
         yield live
 
 

@@ -12,8 +12,12 @@ from typing import Any
 import pytest
 
 from service.domain.fairness import verify
+from tests.contract.conformance import component, errors
+from tests.support.matches import events_of
 from tests.support.ranked import (
+    api_of,
     archive_due,
+    fresh_ratings,
     match_over,
     new_player,
     play_to_the_end,
@@ -31,6 +35,7 @@ RATING_KEYS = {"rating", "mu", "sigma", "matches", "provisional"}
 def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
     config = {"REDIS_URL": redis_url, "DATABASE_URL": module_db_url}
     with LiveServer(config | {"LEADERBOARD_MIN_MATCHES": MIN_MATCHES}) as live:
+        fresh_ratings(live.app.extensions["ludotheque.matches"].store.client)
         yield live
 
 
@@ -80,12 +85,17 @@ def test_a_rated_match_over_event_carries_each_players_rating_before_and_after(s
     if len(winners) == 1:  # (a draw moves nobody's mu)
         for change in ratings:
             assert (change["after"]["mu"] > 25.0) is (change["seat"] in winners)
+    # every event as the contract says, match_over with its ratings included
+    for event in events_of(api_of(server), "dekal", match_id):
+        assert errors(component("DekalEvent"), event) == [], event
     # the signed record leaves the ratings out of its replayed events: it verifies
     record = server.http.get(f"{server.base}/v1/games/dekal/matches/{match_id}/record")
     assert record.status_code == 200 and verify(record.json()) == []
     # applied to Redis at once: the next rated match starts from there
     again = rated_match(server, "dekal", [bob, ada])
     assert resign(server, "dekal", again, bob["token"]).status_code == 200
+    for event in events_of(api_of(server), "dekal", again):  # ended early: no scores
+        assert errors(component("DekalEvent"), event) == [], event
     second = {r["player"]: r for r in match_over(server, "dekal", again)["ratings"]}
     by_player = {r["player"]: r for r in ratings}
     for player in (ada["id"], bob["id"]):
@@ -129,6 +139,7 @@ def test_players_are_listed_after_enough_rated_matches_best_first(server):
     ratings = [e["rating"] for e in entries]
     assert ratings == sorted(ratings, reverse=True)
     page = board(server, limit=1)
+    assert errors(component("Leaderboard"), page.json()) == []
     assert page.json()["min_matches"] == MIN_MATCHES and page.json()["bots_only"] is False
     assert page.headers["Cache-Control"] == "public, max-age=5"
     assert len(page.json()["entries"]) == 1 and page.json()["next"] == 1
@@ -176,6 +187,7 @@ def test_a_players_history_lists_every_change_newest_first(server):
     assert answer.status_code == 200, answer.text
     assert answer.headers["Cache-Control"] == "public, max-age=5"
     history = answer.json()
+    assert errors(component("PlayerRatings"), history) == []
     assert set(history) == {"player", "ratings", "changes", "next"}
     assert history["ratings"]["dekal"]["matches"] == 3
     changes = history["changes"]

@@ -10,12 +10,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 import sqlalchemy as sa
 
 from service.domain.ratings import Rating
 from service.store import ratings as kept
-from tests.support.ranked import archive_due, match_over, new_player, rated_match, resign
+from tests.support.ranked import (
+    archive_due,
+    fresh_ratings,
+    match_over,
+    new_player,
+    rated_match,
+    resign,
+)
 from tests.support.servers import LiveServer
 
 
@@ -23,6 +29,7 @@ from tests.support.servers import LiveServer
 def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
     config = {"REDIS_URL": redis_url, "DATABASE_URL": module_db_url}
     with LiveServer(config | {"LEADERBOARD_MIN_MATCHES": 1}) as live:
+        fresh_ratings(live.app.extensions["ludotheque.matches"].store.client)
         yield live
 
 
@@ -51,13 +58,6 @@ class SubscriberSkipped:
 
     def __exit__(self, *exc: object) -> None:
         self.commits.subscribers = self.kept
-
-
-def flush_ratings(client: redis.Redis) -> None:
-    """What a new Redis (or a flush) leaves of ratings: nothing."""
-    found = list(client.scan_iter(match="ludotheque:{ratings}:*", count=1000))
-    if found:
-        client.delete(*found)
 
 
 def test_a_killed_worker_and_a_twice_run_archiver_rate_a_match_once(server):
@@ -116,7 +116,7 @@ def test_redis_lost_ratings_and_boards_are_rebuilt_from_sql_once(server, redis_c
     before = store.current("dekal", [ada["id"], bob["id"], bot["id"]])
     ranks = {p["id"]: store.rank_of("dekal", False, p["id"]) for p in (ada, bob, bot)}
     assert None not in ranks.values()
-    flush_ratings(redis_client)
+    fresh_ratings(redis_client)
     assert not redis_client.exists(kept.READY)
     assert store.current("dekal", [ada["id"], bob["id"], bot["id"]]) == before
     assert redis_client.exists(kept.READY)
@@ -158,7 +158,7 @@ def test_a_deleted_player_is_never_listed_again(server, redis_client):
     assert store.rank_of("dekal", False, ada["id"]) is None
     archive_due(server)  # the archiver's apply does not list it again
     assert store.rank_of("dekal", False, ada["id"]) is None
-    flush_ratings(redis_client)  # nor does a rebuild
+    fresh_ratings(redis_client)  # nor does a rebuild
     assert store.rank_of("dekal", False, ada["id"]) is None
     assert store.rank_of("dekal", False, bob["id"]) is not None
 

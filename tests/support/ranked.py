@@ -13,6 +13,15 @@ from tests.support.matches import events_of, play_out
 from tests.support.servers import LiveServer
 
 
+def fresh_ratings(client: Any) -> None:
+    """Forget every rating Redis keeps (a new Redis, or a flush): the next
+    read rebuilds them from the database at hand. A module's server starts
+    so, as the tests' Redis outlives each module's database."""
+    found = list(client.scan_iter(match="ludotheque:{ratings}:*", count=1000))
+    if found:
+        client.delete(*found)
+
+
 def new_player(server: LiveServer, name: str, bot: bool = False) -> dict[str, Any]:
     """A player made by the operator's store (a bot account needs no app so):
     its row and its token."""
