@@ -23,8 +23,19 @@ Redis keys (one hash tag: a Lua script touches them together on a cluster):
   least ``min_matches`` rated matches, deleted players left out
   (``...:deleted``, a set);
 - ``ludotheque:{ratings}:ready``: the copy is whole. When Redis has lost
-  it, the next read rebuilds every hash and leaderboard from SQL, once,
-  under a lock (``...:rebuilding``), merged by the same idempotent apply.
+  it, the next read rebuilds every hash from SQL, once, under a lock
+  (``...:rebuilding``), merged by the same idempotent apply, then lists
+  the boards anew from the hashes (deleting the marker rebuilds them,
+  e.g. after a change of ``LUDOTHEQUE_LEADERBOARD_MIN_MATCHES``).
+
+Known limit: a change is computed from the ratings Redis has when the
+match ends. Should the apply right after a rated match fail (a worker
+killed, Redis unreachable for that moment) and its players end another
+rated match of the game before the archiver applies the first (normally
+within a second), the second is computed from the ratings before the
+first, and whichever of the two is applied first stands (both stay in
+the history). The queue's rule, one live rated match per player and
+game, keeps this to that window.
 """
 
 from __future__ import annotations
@@ -340,10 +351,38 @@ class Ratings:
                     batch.append((row.player_id, rating, bool(row.bot)))
                 if game is not None:
                     self._apply_ratings(game, batch)
+            for game in GAMES:
+                self._relist(game)
             self.client.set(READY, "1")
             log.info("ratings and leaderboards copied into Redis from the database")
         finally:
             self.client.delete(REBUILDING)
+
+    def _relist(self, game: str) -> None:
+        """List on ``game``'s boards every player of its ratings in Redis
+        that should be (enough rated matches, not deleted), and no other: a
+        board lost while the ratings were kept, or a minimum changed since."""
+        deleted = {p.decode() for p in self.client.smembers(DELETED)}
+        found = [
+            (player.decode(), Rating.of(orjson.loads(value)))
+            for player, value in self.client.hscan_iter(ratings_key(game), count=1000)
+        ]
+        for start in range(0, len(found), REBUILD_BATCH):
+            chunk = found[start : start + REBUILD_BATCH]
+            query = sa.select(player_table.c.id).where(
+                player_table.c.id.in_([p for p, _ in chunk]), player_table.c.bot.is_(True)
+            )
+            with self.engine.connect() as connection:
+                bots = set(connection.execute(query).scalars())
+            pipe = self.client.pipeline(transaction=False)
+            for player, rating in chunk:
+                listed = rating.matches >= self.min_matches and player not in deleted
+                for board, belongs in ((False, listed), (True, listed and player in bots)):
+                    if belongs:
+                        pipe.zadd(board_key(game, board), {player: display(rating)})
+                    else:
+                        pipe.zrem(board_key(game, board), player)
+            pipe.execute()
 
     # -- SQL: the history ------------------------------------------------------------
     def changes(

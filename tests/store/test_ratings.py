@@ -125,6 +125,25 @@ def test_redis_lost_ratings_and_boards_are_rebuilt_from_sql_once(server, redis_c
     assert sorted(after, key=lambda p: after[p]) == order
     assert store.rank_of("dekal", True, bot["id"]) is not None
     assert store.rank_of("dekal", True, ada["id"]) is None
+    # the boards lost, the ratings kept (an eviction, a partial restore)
+    redis_client.delete(kept.READY, kept.board_key("dekal"), kept.board_key("dekal", True))
+    again = {p["id"]: store.rank_of("dekal", False, p["id"]) for p in (ada, bob, bot)}
+    assert again == after and store.rank_of("dekal", True, bot["id"]) is not None
+
+
+def test_a_raised_minimum_takes_players_off_the_board_at_the_next_rebuild(server, redis_client):
+    store = store_of(server)
+    ada, bob = new_player(server, "Ada"), new_player(server, "Bob")
+    resign(server, "dekal", rated_match(server, "dekal", [ada, bob]), bob["token"])
+    assert store.rank_of("dekal", False, ada["id"]) is not None
+    store.min_matches = 2
+    try:
+        redis_client.delete(kept.READY)
+        assert store.rank_of("dekal", False, ada["id"]) is None
+    finally:
+        store.min_matches = 1
+        redis_client.delete(kept.READY)
+    assert store.rank_of("dekal", False, ada["id"]) is not None
 
 
 def test_a_rebuild_keeps_what_redis_knows_better_and_runs_once(server, redis_client):
