@@ -222,8 +222,13 @@ class Ratings:
         """Each player's rating for ``game``; a player never rated is missing."""
         if not player_ids:
             return {}
-        whole = self.ready()
-        values = self.client.hmget(ratings_key(game), player_ids)
+        pipe = self.client.pipeline(transaction=False)  # one round trip when the copy is whole
+        pipe.exists(READY)
+        pipe.hmget(ratings_key(game), player_ids)
+        ready, values = pipe.execute()
+        whole = bool(ready) or self.ready()
+        if not ready:
+            values = self.client.hmget(ratings_key(game), player_ids)
         found = {
             player: Rating.of(orjson.loads(value))
             for player, value in zip(player_ids, values, strict=True)
