@@ -44,6 +44,7 @@ from service.store.database import engine_for
 from service.store.matches import Store, connect, idempotency_key
 from service.store.players import Players
 from service.store.quotas import Quotas
+from service.store.ratings import Ratings, applying
 from service.store.record_keys import RecordKeys
 
 
@@ -192,6 +193,14 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     app.extensions["ludotheque.player_matches_ttl"] = index_ttl
     if players is not None:
         subscribers.append(player_matches.indexing(store, index_ttl))
+    # ranked play's ratings (issue 37): computed in the write that ends a rated
+    # match, applied to Redis after it and to SQL with its archiving
+    ratings = None
+    if archive is not None:
+        ratings = Ratings(archive.engine, store.client, app.config["LEADERBOARD_MIN_MATCHES"])
+        archive.ratings = ratings
+        subscribers.append(applying(ratings))
+    app.extensions["ludotheque.ratings"] = ratings
     matches = Matches(
         store,
         match_settings,
@@ -205,6 +214,7 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         finishing=None
         if archive is None
         else lambda match_id: archive_queue.expect(match_id, time.time()),
+        ratings=ratings,
     )
     app.extensions["ludotheque.archive"] = archive
     app.extensions["ludotheque.players"] = players

@@ -123,6 +123,8 @@ class Archiver:
             self.queue.later(match_id, time.time() + wait)
             return time.time() + wait
         self.database.over()
+        if archived.ratings and self.archive.ratings is not None:  # again: idempotent
+            self.archive.ratings.apply(game.name, archived.ratings)
         player_matches.forget_match(self.matches.store.client, loaded.match)  # archived: listed so
         self.matches.store.forget_in(match_id, self.finished_ttl)
         self.queue.done(match_id, lease)
@@ -154,6 +156,7 @@ class Archiver:
             outcome=fairness.revealed(match, outcome_of(game, match)) or {},
             final=final,
             record=record,
+            ratings=match.get("ratings") or [],
         )
 
     def run(self) -> None:

@@ -189,6 +189,10 @@ def check_abort(match: Match, status: str, seat: int) -> None:
     """A seat the match was created with (not one a stranger joined) may
     call it off while no person has acted."""
     check_not_over(status)
+    if match.get("rated"):  # else a matched player would dodge a rated match unrated
+        raise Problem(
+            409, "rated_match", "a rated match cannot be called off: resign instead (ranked last)"
+        )
     if match["seats"][seat].get("joined"):
         raise Problem(
             403,

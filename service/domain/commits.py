@@ -88,8 +88,12 @@ class Commits:
         settings: Settings,
         subscribers: Sequence[Subscriber] = (),
         finishing: Callable[[str], None] | None = None,
+        ending: Callable[[Game, dict[str, Any], list[Event]], list[Event]] | None = None,
     ) -> None:
-        """``finishing(match_id)``: called before a write that leaves the
+        """``ending(game, match, events)``: the events of a write that leaves
+        the match finished, amended (a rated match rated: ``service.domain.
+        ratings.ending``), decided again with the write when it loses a race.
+        ``finishing(match_id)``: called before a write that leaves the
         match finished (the archive's queue expects it), so that what must
         follow the end cannot be lost between the write and its subscribers;
         with it, a finished match is kept until archived (which then lets it
@@ -98,6 +102,7 @@ class Commits:
         self.settings = settings
         self.subscribers = tuple(subscribers)
         self.finishing = finishing
+        self.ending = ending
 
     def change(
         self,
@@ -161,10 +166,12 @@ class Commits:
         events = change.events
         if status == "active":
             events = events + hooks.turn_notices(match, game.to_act(match["state"]), events)
-        stamped = [{"version": version, **event} for event in events]
         finished = status == "finished"
         if finished:
             match.setdefault("ended_at", time.time())
+            if self.ending is not None:
+                events = self.ending(game, match, events)
+        stamped = [{"version": version, **event} for event in events]
         if finished and self.finishing is not None:
             self.finishing(match["id"])
             ttl = 0  # kept until archived

@@ -95,6 +95,9 @@ def revealed(match: dict[str, Any], outcome: dict[str, Any] | None) -> dict[str,
 
 
 REVEALED = ("seeded", "seed", "salt")
+# what a match_over event carries that no replay causes: the ratings of a
+# rated match (service.domain.ratings), kept apart from its record
+NOT_REPLAYED = (*REVEALED, "ratings")
 
 
 def build_record(
@@ -152,7 +155,7 @@ def played(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
             )
             version = event["version"]
         elif steps and event["version"] == version and "to" not in event:
-            drop = ("index", "version", *(REVEALED if event["type"] == "match_over" else ()))
+            drop = ("index", "version", *(NOT_REPLAYED if event["type"] == "match_over" else ()))
             steps[-1]["events"].append({k: v for k, v in event.items() if k not in drop})
     return steps
 

@@ -22,10 +22,18 @@ import orjson
 from engines.ai.policies import supported
 from engines.core import Game, IllegalAction
 from service.domain import access, endings, fairness, hooks
+from service.domain import ratings as rating
 from service.domain import tokens as auth
 from service.domain.clocks import engine_options
 from service.domain.commits import Change, Commits, Committed, Settings, Subscriber
-from service.domain.ports import ArchivedMatches, BotSeats, CreationQuotas, Loaded, MatchStore
+from service.domain.ports import (
+    ArchivedMatches,
+    BotSeats,
+    CreationQuotas,
+    CurrentRatings,
+    Loaded,
+    MatchStore,
+)
 from service.domain.problems import Problem, from_illegal_action
 from service.domain.views import present, public_seats, status_of
 from service.metrics import ACTIONS
@@ -49,9 +57,12 @@ class Matches:
         counters: Callable[[], Sequence[Any]] = no_counters,
         archive: ArchivedMatches | None = None,
         finishing: Callable[[str], None] | None = None,
+        ratings: CurrentRatings | None = None,
     ) -> None:
-        """``archive``: where finished matches are read once Redis has
-        forgotten them (None: nowhere); ``finishing``: see ``Commits``.
+        """``ratings``: the players' ratings, read when a rated match ends
+        (None: rated matches are not rated); ``archive``: where finished
+        matches are read once Redis has forgotten them (None: nowhere);
+        ``finishing``: see ``Commits``.
         ``replay_key(match_id, owner, key)``: where the store keeps the
         first answer to ``owner``'s Idempotency-Key ``key``; ``counters``:
         the current request's rate-limit counters not counted yet (each
@@ -64,7 +75,8 @@ class Matches:
         self.quotas = quotas  # None: no creation limit nor cap on waiting matches
         self.counters = counters
         self.archive = archive
-        self.commits = Commits(store, settings, subscribers, finishing)
+        ending = None if ratings is None else rating.ending(ratings.current)
+        self.commits = Commits(store, settings, subscribers, finishing, ending)
 
     # -- reading ---------------------------------------------------------------
     def load(self, game: Game, match_id: str, replay_key: str | None = None) -> Loaded:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from service.domain.ratings import Rating
 
 
 @dataclass
@@ -122,4 +125,12 @@ class ArchivedMatches(Protocol):
         """Its signed record as kept (JSON); None when not archived, or when
         the archive cannot answer now (then the record is built from Redis,
         if Redis still has the match)."""
+        ...
+
+
+class CurrentRatings(Protocol):
+    """The players' ratings now (``service.store.ratings.Ratings``)."""
+
+    def current(self, game: str, player_ids: list[str]) -> dict[str, Rating]:
+        """Each player's rating for ``game``; a player never rated is missing."""
         ...

@@ -31,6 +31,7 @@ from service.http.game_schemas import (
 )
 from service.http.history import history_blueprint
 from service.http.players import players_blueprint
+from service.http.ratings import ratings_blueprint
 from service.http.streams import streams_blueprint
 
 UNKNOWN_GAME = re.compile(r"^/v1/games/(?P<name>[^/]+)")
@@ -108,6 +109,7 @@ def init_api(api: Api) -> None:
     api.register_blueprint(streams_blueprint(MULTI_SSE_RESPONSE, problems))
     api.register_blueprint(history_blueprint())
     api.register_blueprint(players_blueprint())
+    api.register_blueprint(ratings_blueprint())  # ranked play's (issue 37)
     for game in GAMES.values():
         api.register_blueprint(game_blueprint(api, game))
     complete(api.spec)

@@ -17,6 +17,7 @@ from marshmallow import Schema, fields
 
 from engines.core import VALUE_TYPE, Game
 from service.http.calls_schemas import CALL_EVENTS
+from service.http.rating_schemas import RATINGS
 from service.http.schemas import (
     LIFECYCLE_EVENTS,
     MAX_INDEX,
@@ -186,7 +187,7 @@ def match_over_schema(game: Game, schema: type[Schema]) -> type[Schema]:
     return type(
         schema.__name__.replace("EventSchema", "ByRulesEventSchema"),
         (EventEnvelopeSchema, schema, RevealedSchema),
-        {"resigned": RESIGNED, "ranking": RANKING},
+        {"resigned": RESIGNED, "ranking": RANKING, "ratings": RATINGS},
     )
 
 
@@ -245,7 +246,7 @@ def event_components(spec: APISpec, game: Game, action: str) -> str:
             schema=type(
                 "MatchOverEarlyEventSchema",
                 (EventEnvelopeSchema, EndedEarlyOutcomeSchema),
-                {"type": _event("match_over")},
+                {"type": _event("match_over"), "ratings": RATINGS},
             ),
         )
     union = f"{prefix}Event"

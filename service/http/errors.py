@@ -91,6 +91,8 @@ CODES = [
     "already_seated",
     "wrong_token_kind",
     "bot_accounts_by_apps",
+    "rated_match",
+    "not_on_leaderboard",
     "internal_error",
 ]
 

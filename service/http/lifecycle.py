@@ -20,7 +20,8 @@ REFUSALS = {
     "leave": "Not now: match_started (leave only before the start), match_over, seeded_match, "
     "conflict",
     "resign": "Not now: match_not_started, match_over, seat_resigned, conflict",
-    "abort": "Not now: abort_too_late (a seat has acted), match_over, conflict",
+    "abort": "Not now: abort_too_late (a seat has acted), rated_match (resign instead), "
+    "match_over, conflict",
     "rematch": "Not now: match_not_over, rematch_already_accepted, conflict",
 }
 

@@ -149,6 +149,14 @@ class Settings:
         group=MATCHES,
         config="FINISHED_TTL",
     )
+    leaderboard_min_matches: int = setting(
+        "LUDOTHEQUE_LEADERBOARD_MIN_MATCHES",
+        5,
+        whole(1),
+        "rated matches of a game a player must have played to be listed on its leaderboard",
+        group=MATCHES,
+        config="LEADERBOARD_MIN_MATCHES",
+    )
     idle_ttl: int = setting(
         "LUDOTHEQUE_IDLE_TTL",
         7 * 24 * 3600,

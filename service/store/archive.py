@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -102,6 +102,8 @@ class Archived:
     outcome: dict[str, Any]
     final: dict[str, Any]
     record: dict[str, Any]
+    # a rated match's rating changes (service.domain.ratings), written with it
+    ratings: list[dict[str, Any]] = field(default_factory=list)
 
     def row(self) -> dict[str, Any]:
         dumps = orjson.dumps
@@ -154,6 +156,10 @@ class Archive:
     ) -> None:
         self.engine = engine
         self.signer = signer
+        # what keeps ratings (service.store.ratings.Ratings, which imports this
+        # module): a rated match's are written in its transaction; set by the
+        # application factory (None: not written)
+        self.ratings: Any = None
         self._insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
 
     def put(self, archived: Archived) -> bool:
@@ -193,6 +199,8 @@ class Archive:
                     connection.execute(
                         self._insert(match_players).values(seated).on_conflict_do_nothing()
                     )
+                if archived.ratings and self.ratings is not None:
+                    self.ratings.write(connection, archived)
             if seated:
                 self._rename_deleted(connection, archived.id, [r["player_id"] for r in seated])
         return new

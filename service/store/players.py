@@ -58,6 +58,7 @@ from service.domain import tokens as auth
 from service.domain.problems import Problem
 from service.store.archive import DELETED_NAME, match_players, metadata
 from service.store.database import retried_when_locked
+from service.store.ratings import Ratings
 
 log = logging.getLogger(__name__)
 
@@ -518,6 +519,7 @@ class Players:
                 sa.delete(player_tokens).where(player_tokens.c.player_id == player_id)
             )
         self._forget(digests)
+        Ratings.forget_player_in(self.client, player_id)  # off every leaderboard, for good
 
     # -- apps (the operator's) -----------------------------------------------------
     @retried_when_locked

@@ -119,8 +119,11 @@ def aim_at_a_real_match(case, matches) -> None:
 )
 def test_every_operation_answers_as_documented(case, live, archived_live, matches):
     aim_at_a_real_match(case, matches)
-    # the operations that need a database (the archive, players and apps) go to the app with one
-    with_database = case.operation.path.startswith(("/v1/matches", "/v1/players", "/v1/apps"))
+    # the operations that need a database (the archive, players and apps, ratings) go to the
+    # app with one
+    path = case.operation.path
+    with_database = path.startswith(("/v1/matches", "/v1/players", "/v1/apps"))
+    with_database = with_database or path.endswith("/leaderboard")
     server = archived_live if with_database else live
     response = case.call(base_url=server.base, session=server.http, timeout=10)
     case.validate_response(response, checks=CHECKS)

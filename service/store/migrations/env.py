@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from service.store import players  # noqa: F401  (its tables join the metadata)
+from service.store import players, ratings  # noqa: F401  (their tables join the metadata)
 from service.store.archive import metadata
 from service.store.database import engine_for
 
