@@ -320,7 +320,9 @@ class MatchSchema(Schema):
     listed = fields.Boolean(required=True, metadata={"description": "shown in the lobby"})
     rated = fields.Boolean(
         required=True,
-        metadata={"description": "made by the ranked queue: its players' ratings change when it ends"},
+        metadata={
+            "description": "made by the ranked queue: its players' ratings change when it ends"
+        },
     )
     rematch = fields.Nested(
         "RematchOfferSchema",

@@ -1,0 +1,219 @@
+"""The ranked queue over HTTP, against real Redis and a real database, with
+a matchmaker running beside the server as ``ludotheque worker`` runs it."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from service.background.matchmaker import Matchmaker
+from tests.support.servers import LiveServer, bot_workers
+
+RUN = uuid.uuid4().hex[:8]  # this run's presets: no ticket of another run is seen
+PRESETS = {
+    "dekal": {
+        f"pair{RUN}": {"players": 2, "turn_timeout_s": 60},
+        f"leave{RUN}": {"players": 2},
+        f"expire{RUN}": {"players": 3},
+        f"bots{RUN}": {"players": 2, "bot_after_s": 0.5, "turn_timeout_s": 30},
+    },
+    "pacal": {f"p{RUN}": {"players": 2}},
+}
+
+
+@pytest.fixture(scope="module")
+def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
+    config = {
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": module_db_url,
+        "QUEUE_PRESETS": PRESETS,
+        "QUEUE_IDLE_S": 2,
+    }
+    with LiveServer(config) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def matchmaker(server: LiveServer) -> Iterator[Matchmaker]:
+    """A matchmaker in a thread, as ``ludotheque worker`` runs one."""
+    extensions = server.app.extensions
+    stopping = threading.Event()
+    found = Matchmaker(
+        extensions["ludotheque.matches"],
+        extensions["ludotheque.queue"],
+        extensions["ludotheque.queue_presets"],
+        extensions["ludotheque.strength"],
+        extensions["ludotheque.players"],
+        stopping=stopping,
+        idle_s=0.1,
+    )
+    thread = threading.Thread(target=found.run, daemon=True)
+    thread.start()
+    yield found
+    stopping.set()
+    thread.join(timeout=10)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def guest(server: LiveServer, name: str = "Ada") -> str:
+    answer = server.http.post(server.url("/v1/players"), json={"name": name})
+    assert answer.status_code == 201, answer.text
+    return answer.json()["token"]
+
+
+def join(server: LiveServer, token: str, preset: str, game: str = "dekal", **body: Any):
+    return server.http.post(
+        server.url(f"/v1/games/{game}/queue"),
+        json={"preset": preset, **body},
+        headers=bearer(token),
+    )
+
+
+def ticket(server: LiveServer, token: str, ticket_id: str, wait: float = 0):
+    return server.http.get(
+        server.url(f"/v1/queue/tickets/{ticket_id}"),
+        params={"wait": wait},
+        headers=bearer(token),
+    )
+
+
+def long_poll_all(server: LiveServer, pairs: list[tuple[str, str]], wait: float = 10) -> list:
+    """Each (token, ticket id)'s long poll, all at once: their answers."""
+    answers: list[Any] = [None] * len(pairs)
+
+    def poll(n: int) -> None:
+        answers[n] = ticket(server, pairs[n][0], pairs[n][1], wait)
+
+    threads = [threading.Thread(target=poll, args=(n,)) for n in range(len(pairs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
+
+
+def test_the_presets_are_listed_with_their_waiting_tickets(server):
+    answer = server.http.get(server.url("/v1/games/dekal/queue"))
+    assert answer.status_code == 200, answer.text
+    presets = {p["name"]: p for p in answer.json()["presets"]}
+    assert presets[f"bots{RUN}"]["bot_after_s"] == 0.5
+    assert presets[f"pair{RUN}"]["turn_timeout_s"] == 60
+    assert presets[f"pair{RUN}"]["options"]["turn_timeout_s"] == 60
+    assert all(p["waiting"] == 0 for p in presets.values())
+    assert server.http.get(server.url("/v1/games/nope/queue")).status_code == 404
+
+
+def test_two_players_queue_and_both_learn_their_match_and_seat_by_long_poll(server, matchmaker):
+    ada, bob = guest(server, "Ada"), guest(server, "Bob")
+    # both long polls wait before the second ticket exists: a match wakes them
+    first = join(server, ada, f"pair{RUN}")
+    assert first.status_code == 201, first.text
+    assert first.json()["status"] == "waiting"
+    assert first.json()["match"] is None
+    started = time.monotonic()
+    answers: list[Any] = []
+    waiting = threading.Thread(
+        target=lambda: answers.append(ticket(server, ada, first.json()["id"], 20))
+    )
+    waiting.start()
+    time.sleep(0.3)
+    second = join(server, bob, f"pair{RUN}")
+    assert second.status_code == 201, second.text
+    bob_sees = ticket(server, bob, second.json()["id"], 20).json()
+    waiting.join()
+    ada_sees = answers[0].json()
+    assert time.monotonic() - started < 5, "woken by the match, not by the wait's end"
+    assert ada_sees["status"] == bob_sees["status"] == "matched"
+    assert ada_sees["match"]["id"] == bob_sees["match"]["id"]
+    assert {ada_sees["match"]["seat"], bob_sees["match"]["seat"]} == {0, 1}
+    match_id, seat = ada_sees["match"]["id"], ada_sees["match"]["seat"]
+    seen = server.http.get(server.url(f"/v1/games/dekal/matches/{match_id}"), headers=bearer(ada))
+    assert seen.status_code == 200, seen.text
+    match = seen.json()
+    assert match["rated"] is True
+    assert match["status"] == "active"
+    assert match["options"]["turn_timeout_s"] == 60
+    assert match["seats"][seat]["name"] == "Ada"
+    stored = server.matches.store.load(match_id).match
+    assert stored["creator"] is None, "charged to the queue, not an address"
+
+
+def test_one_ticket_per_player_per_game(server, matchmaker):
+    ada = guest(server)
+    first = join(server, ada, f"expire{RUN}")
+    assert first.status_code == 201
+    again = join(server, ada, f"leave{RUN}")
+    assert again.status_code == 409, again.text
+    assert again.json()["code"] == "already_queued"
+    assert again.json()["ticket"] == first.json()["id"]
+    # another game is another queue
+    assert join(server, ada, f"p{RUN}", game="pacal").status_code == 201
+
+
+def test_a_ticket_left_is_never_matched(server, matchmaker):
+    ada, bob = guest(server), guest(server)
+    mine = join(server, ada, f"leave{RUN}").json()
+    left = server.http.delete(server.url(f"/v1/queue/tickets/{mine['id']}"), headers=bearer(ada))
+    assert left.status_code == 200, left.text
+    assert left.json()["status"] == "left"
+    other = join(server, bob, f"leave{RUN}").json()
+    assert ticket(server, bob, other["id"], 1.5).json()["status"] == "waiting"
+    assert ticket(server, ada, mine["id"]).json()["status"] == "left"
+    # and once left, the player may queue again
+    assert join(server, ada, f"leave{RUN}").status_code == 201
+
+
+def test_a_ticket_nobody_asks_for_expires(server, matchmaker):
+    ada, bob, cy = guest(server), guest(server), guest(server)
+    idle = join(server, ada, f"expire{RUN}").json()
+    assert idle["expires_in_s"] == 2
+    time.sleep(2.5)
+    # two more join: the idle one would have made three, but it expired
+    others = [join(server, t, f"expire{RUN}").json() for t in (bob, cy)]
+    assert ticket(server, ada, idle["id"]).json()["status"] == "expired"
+    assert all(
+        ticket(server, t, o["id"]).json()["status"] == "waiting"
+        for t, o in zip((bob, cy), others, strict=True)
+    )
+    # expired: the player may queue again
+    assert join(server, ada, f"expire{RUN}").status_code == 201
+
+
+def test_a_lone_ticket_plays_house_bots_after_bot_after_s(server, matchmaker):
+    ada = guest(server)
+    mine = join(server, ada, f"bots{RUN}").json()
+    found = ticket(server, ada, mine["id"], 10).json()
+    assert found["status"] == "matched", found
+    match_id = found["match"]["id"]
+    match = server.matches.store.load(match_id).match
+    assert match["rated"] is True
+    other = match["seats"][1 - found["match"]["seat"]]
+    assert other["bot"] in ("random", "greedy", "mcts")
+    assert other.get("bot_account") is True
+    assert other["player"] is not None
+    # the house bot plays its turns (a bot worker), and the match goes on
+    with bot_workers(server.app):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if server.matches.store.load(match_id).version > 1:
+                break
+            time.sleep(0.1)
+
+
+def test_no_queueing_while_in_a_live_rated_match(server, matchmaker):
+    ada, bob = guest(server), guest(server)
+    tickets = [join(server, t, f"pair{RUN}").json()["id"] for t in (ada, bob)]
+    seen = long_poll_all(server, list(zip((ada, bob), tickets, strict=True)))
+    assert all(s.json()["status"] == "matched" for s in seen)
+    again = join(server, ada, f"pair{RUN}")
+    assert again.status_code == 409, again.text
+    assert again.json()["code"] == "in_ranked_match"
+    assert again.json()["match"] == seen[0].json()["match"]["id"]
