@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from service.background.matchmaker import Matchmaker
+from tests.support.queue import bearer, guest, join, long_poll_all, matchmaking, ticket
 from tests.support.servers import LiveServer, bot_workers
 
 RUN = uuid.uuid4().hex[:8]  # this run's presets: no ticket of another run is seen
@@ -40,64 +41,8 @@ def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
 
 @pytest.fixture(scope="module")
 def matchmaker(server: LiveServer) -> Iterator[Matchmaker]:
-    """A matchmaker in a thread, as ``ludotheque worker`` runs one."""
-    extensions = server.app.extensions
-    stopping = threading.Event()
-    found = Matchmaker(
-        extensions["ludotheque.matches"],
-        extensions["ludotheque.queue"],
-        extensions["ludotheque.queue_presets"],
-        extensions["ludotheque.strength"],
-        extensions["ludotheque.players"],
-        stopping=stopping,
-        idle_s=0.1,
-    )
-    thread = threading.Thread(target=found.run, daemon=True)
-    thread.start()
-    yield found
-    stopping.set()
-    thread.join(timeout=10)
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def guest(server: LiveServer, name: str = "Ada") -> str:
-    answer = server.http.post(server.url("/v1/players"), json={"name": name})
-    assert answer.status_code == 201, answer.text
-    return answer.json()["token"]
-
-
-def join(server: LiveServer, token: str, preset: str, game: str = "dekal", **body: Any):
-    return server.http.post(
-        server.url(f"/v1/games/{game}/queue"),
-        json={"preset": preset, **body},
-        headers=bearer(token),
-    )
-
-
-def ticket(server: LiveServer, token: str, ticket_id: str, wait: float = 0):
-    return server.http.get(
-        server.url(f"/v1/queue/tickets/{ticket_id}"),
-        params={"wait": wait},
-        headers=bearer(token),
-    )
-
-
-def long_poll_all(server: LiveServer, pairs: list[tuple[str, str]], wait: float = 10) -> list:
-    """Each (token, ticket id)'s long poll, all at once: their answers."""
-    answers: list[Any] = [None] * len(pairs)
-
-    def poll(n: int) -> None:
-        answers[n] = ticket(server, pairs[n][0], pairs[n][1], wait)
-
-    threads = [threading.Thread(target=poll, args=(n,)) for n in range(len(pairs))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return answers
+    with matchmaking(server) as found:
+        yield found
 
 
 def test_the_presets_are_listed_with_their_waiting_tickets(server):
