@@ -19,6 +19,7 @@ accepted gap; tickets expire).
 from __future__ import annotations
 
 import logging
+import math
 import random
 import threading
 import time
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 Strength = Callable[[str, list[str]], dict[str, float]]
 DEFAULT_MU = 25.0
 IDLE_S = 1.0
+EXPIRE_EVERY_S = 1.0  # a queue's idle tickets are looked for at most this often
 LEASE_S = 30.0  # a queue's lease: a round takes far less; a dead worker's ends
 
 
@@ -77,6 +79,7 @@ class Matchmaker:
             queue.take_nudge, queue.give_back, 1, self.stopping, idle_s, "matchmaker"
         )
         self.made = 0
+        self.expired: dict[tuple[str, str], float] = {}  # when each queue's idle tickets were
 
     def run(self) -> None:
         log.info("matchmaker ready (%d queues)", sum(len(p) for p in self.presets.values()))
@@ -110,7 +113,10 @@ class Matchmaker:
 
     def match_queue(self, game: Game, preset: Preset, now: float | None = None) -> int:
         """Make the matches one queue's tickets allow now."""
-        self.queue.expire_idle(game.name, preset.name)
+        key = (game.name, preset.name)
+        if time.monotonic() - self.expired.get(key, -math.inf) >= EXPIRE_EVERY_S:
+            self.expired[key] = time.monotonic()
+            self.queue.expire_idle(game.name, preset.name)
         tickets = self.queue.waiting(game.name, preset.name)
         if not tickets or (len(tickets) < preset.players and preset.bot_after_s is None):
             return 0

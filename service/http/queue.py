@@ -39,7 +39,8 @@ TICKET_ID = [validate.Regexp(r"^[0-9a-f]{32}$"), validate.Length(equal=32)]
 def presets_of(listed: dict[str, dict[str, dict[str, Any]]] | None) -> Presets:
     """The presets ``LUDOTHEQUE_QUEUE_PRESETS`` lists
     (``service.settings.presets.presets_in``; None: the defaults:
-    each game, each player count n, preset ``<n>p`` with the default
+    each game, each player count n from 2 (a solitaire is not rated),
+    preset ``<n>p`` with the default
     options, a ``DEFAULT_TURN_TIMEOUT_S`` turn clock and no bots), each
     one's options loaded as match creation loads them. ValueError names
     what is wrong."""
@@ -47,7 +48,7 @@ def presets_of(listed: dict[str, dict[str, dict[str, Any]]] | None) -> Presets:
         listed = {
             name: {
                 f"{n}p": {"players": n, "turn_timeout_s": DEFAULT_TURN_TIMEOUT_S}
-                for n in range(game.min_players, game.max_players + 1)
+                for n in range(max(2, game.min_players), game.max_players + 1)
             }
             for name, game in GAMES.items()
         }

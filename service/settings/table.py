@@ -206,8 +206,8 @@ class Settings:
         "`turn_timeout_s`, `bot_after_s` (null: never bots); see `docs/clients/queue.md`",
         group=MATCHES,
         config="QUEUE_PRESETS",
-        shown="(each game, each player count n: preset `<n>p`, default options, a 60 s turn "
-        "clock, no bots)",
+        shown="(each game, each player count n from 2: preset `<n>p`, default options, a 60 s "
+        "turn clock, no bots)",
     )
 
     rate_limits: bool = setting(

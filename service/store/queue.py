@@ -469,15 +469,20 @@ class Queue:
 
     def matched(self, game: str, preset: str, match_id: str, seats: dict[str, int]) -> None:
         """The claimed tickets ``seats`` (ticket id -> seat) matched in
-        ``match_id``; their long polls woken."""
+        ``match_id``; their long polls woken (one round trip on one Redis)."""
         _, polled, claimed = self._keys(game, preset)
         pairs = [x for ticket_id, seat in seats.items() for x in (ticket_id, seat)]
-        self._matched(
-            keys=[polled, claimed],
-            args=[ticket_key(game, preset, ""), now_ms(), KEPT_S, match_id, *pairs],
-        )
+        args = [ticket_key(game, preset, ""), now_ms(), KEPT_S, match_id, *pairs]
+        if self.sharded:  # each wake-up's channel is in its ticket's own slot
+            self._matched(keys=[polled, claimed], args=args)
+            for ticket_id in seats:
+                self.wake(ticket_id)
+            return
+        pipe = self.client.pipeline(transaction=False)
+        self._matched(keys=[polled, claimed], args=args, client=pipe)
         for ticket_id in seats:
-            self.wake(ticket_id)
+            pipe.publish(wake_channel(wake_id(ticket_id)), 1)
+        pipe.execute()
 
     def wake(self, ticket_id: str) -> None:
         channel = wake_channel(wake_id(ticket_id))
