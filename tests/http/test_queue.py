@@ -59,7 +59,11 @@ def test_the_presets_are_listed_with_their_waiting_tickets(server):
 
 def test_two_players_queue_and_both_learn_their_match_and_seat_by_long_poll(server, matchmaker):
     ada, bob = guest(server, "Ada"), guest(server, "Bob")
-    # both long polls wait before the second ticket exists: a match wakes them
+    # Ada's long poll waits before the second ticket exists: the match's
+    # wake-up ends it (the hub's periodic check, slowed, cannot in time)
+    hub = server.app.extensions["ludotheque.live"].hub
+    hub.check_s = 30
+    time.sleep(1.1)  # the check's current sleep (1 s) ends: the next is 30 s
     first = join(server, ada, f"pair{RUN}")
     assert first.status_code == 201, first.text
     assert first.json()["status"] == "waiting"
@@ -77,6 +81,7 @@ def test_two_players_queue_and_both_learn_their_match_and_seat_by_long_poll(serv
     waiting.join()
     ada_sees = answers[0].json()
     assert time.monotonic() - started < 5, "woken by the match, not by the wait's end"
+    hub.check_s = 1.0
     assert ada_sees["status"] == bob_sees["status"] == "matched"
     assert ada_sees["match"]["id"] == bob_sees["match"]["id"]
     assert {ada_sees["match"]["seat"], bob_sees["match"]["seat"]} == {0, 1}
@@ -197,3 +202,37 @@ def test_an_http_bot_enters_the_ladder_with_its_bot_url(server, matchmaker):
 def test_an_http_bots_seat_is_its_bot_accounts(server, matchmaker):
     bot_id, seat = http_bot_matched(server)
     assert seat.get("player") == bot_id
+
+
+def test_the_queue_matches_and_wakes_its_long_polls_on_a_redis_cluster(cluster_url, tmp_path):
+    """Every queue's keys in one slot, the ticket's wake-up on its sharded
+    channel: two players matched on a cluster learn it by long poll."""
+    from service.store.database import migrate
+    from tests.support import databases
+
+    url = databases.sqlite_url(tmp_path)
+    migrate(url)
+    config = {
+        "REDIS_URL": cluster_url,
+        "REDIS_CLUSTER": True,
+        "DATABASE_URL": url,
+        "QUEUE_PRESETS": {"dekal": {f"c{RUN}": {"players": 2}}},
+    }
+    with LiveServer(config) as live, matchmaking(live):
+        # only the wake-up can end the wait in time: the hub's periodic check is slowed
+        live.app.extensions["ludotheque.live"].hub.check_s = 30
+        time.sleep(1.1)  # the check's current sleep (1 s) ends: the next is 30 s
+        tokens = [guest(live, "Ada"), guest(live, "Bob")]
+        first = join(live, tokens[0], f"c{RUN}").json()["id"]
+        started = time.monotonic()
+        answers: list[Any] = []
+        waiting = threading.Thread(
+            target=lambda: answers.append(ticket(live, tokens[0], first, 20))
+        )
+        waiting.start()
+        time.sleep(0.3)
+        second = join(live, tokens[1], f"c{RUN}").json()["id"]
+        assert ticket(live, tokens[1], second, 20).json()["status"] == "matched"
+        waiting.join()
+        assert answers[0].json()["status"] == "matched"
+        assert time.monotonic() - started < 5
