@@ -12,8 +12,11 @@ once against house bots (bot accounts the matchmaker makes once, named
 after the bot kinds) of the closest strength.
 
 It runs a round when a ticket arrives (a nudge, as the bot worker's
-doorbell takes them) and at least every ``idle_s`` (waiting widens the
-accepted gap; tickets expire).
+doorbell takes them) and, while tickets wait, every ``idle_s`` (waiting
+widens the accepted gap; tickets expire). A round first counts every
+queue's tickets in one pipelined round trip and leases only the queues
+that may make a match: an idle matchmaker costs one count and one blocking
+pop every ``IDLE_WAIT_S``.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ log = logging.getLogger(__name__)
 
 Strength = Callable[[str, list[str]], dict[str, float]]
 DEFAULT_MU = 25.0
-IDLE_S = 1.0
+IDLE_S = 1.0  # between rounds while tickets wait
+IDLE_WAIT_S = 5.0  # between rounds while none does (a nudge wakes it sooner)
 EXPIRE_EVERY_S = 1.0  # a queue's idle tickets are looked for at most this often
 LEASE_S = 30.0  # a queue's lease: a round takes far less; a dead worker's ends
 
@@ -76,8 +80,14 @@ class Matchmaker:
         self.owner = uuid.uuid4().hex
         self.rng = random.Random()
         self.doorbell = Doorbell(
-            queue.take_nudge, queue.give_back, 1, self.stopping, idle_s, "matchmaker"
+            queue.take_nudge,
+            queue.give_back,
+            1,
+            self.stopping,
+            max(idle_s, IDLE_WAIT_S),
+            "matchmaker",
         )
+        self.busy = False  # tickets waited at the last round
         self.made = 0
         self.expired: dict[tuple[str, str], float] = {}  # when each queue's idle tickets were
 
@@ -94,29 +104,40 @@ class Matchmaker:
                     self.stopping.wait(outage.next_wait(error))
                     continue
                 log.exception("a matchmaking round failed")
-            self.doorbell.wait(time.time() + self.idle_s)
+            self.doorbell.wait(time.time() + (self.idle_s if self.busy else IDLE_WAIT_S))
         log.info("matchmaker stopped")
 
     def run_once(self, now: float | None = None) -> int:
         """One round over every queue this worker can lease: matches made."""
         made = 0
-        for game_name, by_name in self.presets.items():
-            for preset in by_name.values():
-                if not self.queue.lease(game_name, preset.name, self.owner, LEASE_S):
-                    continue
-                try:
-                    made += self.match_queue(GAMES[game_name], preset, now)
-                finally:
-                    self.queue.release(game_name, preset.name, self.owner)
+        queues = [(g, p) for g, by_name in self.presets.items() for p in by_name.values()]
+        counts = self.queue.counts([(g, p.name) for g, p in queues])
+        self.busy = any(waiting or claimed for waiting, claimed in counts)
+        for (game_name, preset), (waiting, claimed) in zip(queues, counts, strict=True):
+            if not waiting and not claimed:
+                continue
+            may_match = waiting >= preset.players or preset.bot_after_s is not None
+            if not may_match:  # only its idle tickets may expire (atomic: no lease needed)
+                self.expire(game_name, preset.name)
+                continue
+            if not self.queue.lease(game_name, preset.name, self.owner, LEASE_S):
+                continue
+            try:
+                made += self.match_queue(GAMES[game_name], preset, now)
+            finally:
+                self.queue.release(game_name, preset.name, self.owner)
         self.made += made
         return made
 
+    def expire(self, game: str, preset: str) -> None:
+        """Expire the queue's idle tickets, at most every ``EXPIRE_EVERY_S``."""
+        if time.monotonic() - self.expired.get((game, preset), -math.inf) >= EXPIRE_EVERY_S:
+            self.expired[(game, preset)] = time.monotonic()
+            self.queue.expire_idle(game, preset)
+
     def match_queue(self, game: Game, preset: Preset, now: float | None = None) -> int:
         """Make the matches one queue's tickets allow now."""
-        key = (game.name, preset.name)
-        if time.monotonic() - self.expired.get(key, -math.inf) >= EXPIRE_EVERY_S:
-            self.expired[key] = time.monotonic()
-            self.queue.expire_idle(game.name, preset.name)
+        self.expire(game.name, preset.name)
         tickets = self.queue.waiting(game.name, preset.name)
         if not tickets or (len(tickets) < preset.players and preset.bot_after_s is None):
             return 0

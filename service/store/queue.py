@@ -388,6 +388,16 @@ class Queue:
     def count(self, game: str, preset: str) -> int:
         return int(self.client.zcard(self._keys(game, preset)[0]))
 
+    def counts(self, queues: list[tuple[str, str]]) -> list[tuple[int, int]]:
+        """Each queue's waiting and claimed tickets: one pipelined round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for game, preset in queues:
+            waiting, _, claimed = self._keys(game, preset)
+            pipe.zcard(waiting)
+            pipe.zcard(claimed)
+        found = [int(n) for n in pipe.execute()]
+        return list(zip(found[::2], found[1::2], strict=True))
+
     # -- the matchmaker ---------------------------------------------------------------
     def lease(self, game: str, preset: str, owner: str, lease_s: float) -> bool:
         """Hold the queue for ``lease_s`` (True), unless another holds it."""

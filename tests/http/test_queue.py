@@ -53,7 +53,8 @@ def test_the_presets_are_listed_with_their_waiting_tickets(server):
     assert presets[f"bots{RUN}"]["bot_after_s"] == 0.5
     assert presets[f"pair{RUN}"]["turn_timeout_s"] == 60
     assert presets[f"pair{RUN}"]["options"]["turn_timeout_s"] == 60
-    assert all(p["waiting"] == 0 for p in presets.values())
+    queue = server.app.extensions["ludotheque.queue"]
+    assert all(p["waiting"] == queue.count("dekal", name) for name, p in presets.items())
     assert server.http.get(server.url("/v1/games/nope/queue")).status_code == 404
 
 

@@ -1,0 +1,80 @@
+"""The matchmaker as `ludotheque worker` runs it (issue 37): idle, it costs
+next to nothing (issue 34's rule for every worker thread); a ticket that
+arrives wakes it at once."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+import pytest
+import redis
+
+from service.app import create_app
+from service.background.matchmaker import Matchmaker
+
+PRESET = "2p"
+
+
+@pytest.fixture
+def app(module_redis: str, private_redis: redis.Redis) -> Any:
+    return create_app(
+        {"REDIS_URL": module_redis, "RATELIMIT_ENABLED": False, "BOT_SEATS_PER_ADDRESS": 0}
+    )
+
+
+@contextmanager
+def running(app: Any) -> Iterator[Matchmaker]:
+    """The worker's matchmaker, idle as long as it may."""
+    extensions = app.extensions
+    stopping = threading.Event()
+    found = Matchmaker(
+        extensions["ludotheque.matches"],
+        extensions["ludotheque.queue"],
+        extensions["ludotheque.queue_presets"],
+        stopping=stopping,
+    )
+    thread = threading.Thread(target=found.run, daemon=True)
+    thread.start()
+    try:
+        yield found
+    finally:
+        stopping.set()
+        thread.join(timeout=10)
+
+
+def test_an_idle_matchmaker_makes_few_redis_calls(app, private_redis):
+    """Every default queue (16) counted in one round trip every 5 s, and a
+    blocking pop for nudges: not a lease and a read per queue per second."""
+    with running(app):
+        time.sleep(1)
+        private_redis.config_resetstat()
+        window_s = 6.0
+        time.sleep(window_s)
+        stats = private_redis.info("commandstats")
+    calls = sum(v["calls"] for k, v in stats.items() if k != "cmdstat_config")
+    assert calls / window_s <= 10, stats  # a pipelined count: 32 ZCARD every 5 s
+    assert "cmdstat_set" not in stats and "cmdstat_evalsha" not in stats, stats
+
+
+def test_a_ticket_arriving_wakes_the_idle_matchmaker_at_once(app):
+    queue = app.extensions["ludotheque.queue"]
+    with running(app) as matchmaker:
+        time.sleep(1)  # idle: waiting up to 5 s
+        started = time.monotonic()
+        ids = []
+        for _ in range(2):
+            player = uuid.uuid4().hex
+            seat = {"id": player, "name": "P", "bot": False, "holder": "h" + player}
+            fields = {"seat_player": orjson.dumps(seat).decode()}
+            ids.append(queue.join("dekal", PRESET, player, fields)["id"])
+        while matchmaker.made == 0 and time.monotonic() - started < 4:
+            time.sleep(0.01)
+        assert matchmaker.made == 1
+        assert time.monotonic() - started < 1.0
+    assert {queue.poll(i, PRESET, "dekal", renew=False)["status"] for i in ids} == {"matched"}
