@@ -78,3 +78,78 @@ def test_a_ticket_arriving_wakes_the_idle_matchmaker_at_once(app):
         assert matchmaker.made == 1
         assert time.monotonic() - started < 1.0
     assert {queue.poll(i, PRESET, "dekal", renew=False)["status"] for i in ids} == {"matched"}
+
+
+def test_a_match_that_cannot_be_made_gives_its_tickets_back(app, monkeypatch):
+    """Claimed, then the creation fails: every ticket waits again, from when
+    it joined, and the next round makes the match."""
+    queue = app.extensions["ludotheque.queue"]
+    matches = app.extensions["ludotheque.matches"]
+    matchmaker = Matchmaker(matches, queue, app.extensions["ludotheque.queue_presets"])
+    ids = []
+    for _ in range(2):
+        player = uuid.uuid4().hex
+        seat = {"id": player, "name": "P", "bot": False, "holder": "h" + player}
+        ids.append(
+            queue.join("dekal", PRESET, player, {"seat_player": orjson.dumps(seat).decode()})["id"]
+        )
+    joined = {t["id"]: t["joined"] for t in queue.waiting("dekal", PRESET)}
+    create = matches.create
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the store went away mid-creation")
+
+    monkeypatch.setattr(matches, "create", failing)
+    assert matchmaker.run_once() == 0
+    assert {t["id"]: t["joined"] for t in queue.waiting("dekal", PRESET)} == joined
+    monkeypatch.setattr(matches, "create", create)
+    assert matchmaker.run_once() == 1
+    assert {queue.poll(i, PRESET, "dekal", renew=False)["status"] for i in ids} == {"matched"}
+
+
+def test_queue_matches_count_against_no_address_quota(module_redis, private_redis, tmp_path):
+    """With the quotas on and a bot-seat cap of 1, a three-seat match of one
+    person and two house bots is still made: nobody's address pays for it."""
+    from service.store.database import migrate
+    from tests.support import databases
+
+    url = databases.sqlite_url(tmp_path)
+    migrate(url)
+    app = create_app(
+        {
+            "REDIS_URL": module_redis,
+            "DATABASE_URL": url,
+            "RATELIMIT_ENABLED": True,
+            "BOT_SEATS_PER_ADDRESS": 1,
+            "RATE_LIMIT_CREATE": "1/hour",
+            "QUEUE_PRESETS": {"dekal": {"bots": {"players": 3, "bot_after_s": 0}}},
+        }
+    )
+    queue = app.extensions["ludotheque.queue"]
+    players = app.extensions["ludotheque.players"]
+    matchmaker = Matchmaker(
+        app.extensions["ludotheque.matches"],
+        queue,
+        app.extensions["ludotheque.queue_presets"],
+        players=players,
+    )
+    made = []
+    for _ in range(2):
+        person, _ = players.create("Ada")
+        seat = {
+            "id": person["id"],
+            "name": "Ada",
+            "bot": False,
+            "holder": players.holder(person["id"]),
+        }
+        made.append(
+            queue.join(
+                "dekal", "bots", person["id"], {"seat_player": orjson.dumps(seat).decode()}
+            )["id"]
+        )
+        assert matchmaker.run_once() == 1
+    for ticket_id in made:
+        found = queue.poll(ticket_id, "bots", "dekal", renew=False)
+        match = app.extensions["ludotheque.matches"].store.load(found["match"]).match
+        assert match["creator"] is None and match["rated"] is True
+        assert sum(1 for s in match["seats"] if s.get("bot")) == 2
