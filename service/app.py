@@ -38,7 +38,7 @@ from service.live.followers import Bounds
 from service.live.following import Following, LiveSettings
 from service.live.hub import Hub
 from service.observability import init_observability
-from service.settings import Settings, load
+from service.settings import Malformed, Settings, load
 from service.settings.presets import presets_in
 from service.store import lobby, player_matches, renamed_records
 from service.store.archive import Archive
@@ -140,7 +140,10 @@ def queue_presets(listed: str | dict[str, Any] | None) -> Any:
     config; None: the defaults)."""
     if isinstance(listed, dict):
         listed = orjson.dumps(listed).decode()
-    return presets_of(None if listed is None else presets_in(listed))
+    try:
+        return presets_of(None if listed is None else presets_in(listed))
+    except ValueError as why:
+        raise Malformed([f"LUDOTHEQUE_QUEUE_PRESETS: {why}"]) from None
 
 
 def create_app(config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:

@@ -56,10 +56,10 @@ def presets_of(listed: dict[str, dict[str, dict[str, Any]]] | None) -> Presets:
     for name, presets in listed.items():
         game = GAMES.get(name)
         if game is None:
-            raise ValueError(f"LUDOTHEQUE_QUEUE_PRESETS: no game {name!r}")
+            raise ValueError(f"no game {name!r}")
         found[name] = {}
         for preset, fields_ in presets.items():
-            where = f"LUDOTHEQUE_QUEUE_PRESETS: {name}.{preset}"
+            where = f"{name}.{preset}"
             if not game.min_players <= fields_["players"] <= game.max_players:
                 raise ValueError(
                     f"{where}: {name} takes {game.min_players} to {game.max_players} players"

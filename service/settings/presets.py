@@ -1,7 +1,8 @@
 """``LUDOTHEQUE_QUEUE_PRESETS``: the ranked queue's presets per game, as JSON
-or the path of a JSON file. Its shape is checked here, when the process
-reads its settings; each preset's options are checked against the game's
-match options when the app is made (``service.http.queue.presets_of``)."""
+or the path of a JSON file, checked when the process reads its settings:
+its shape here, each preset's game, size and options against the game's
+match options (``service.http.queue.presets_of``), so that a malformed one
+stops the process at once, naming it."""
 
 from __future__ import annotations
 
@@ -18,8 +19,13 @@ PRESET_FIELDS = {"players", "options", "turn_timeout_s", "bot_after_s"}
 
 
 def _parse(text: str) -> str:
-    """The presets, checked, as JSON text (a setting's value is immutable)."""
-    return orjson.dumps(presets_in(text)).decode()
+    """The presets, checked (their options too, as a match creation checks
+    them), as JSON text (a setting's value is immutable)."""
+    from service.http.queue import presets_of
+
+    found = presets_in(text)
+    presets_of(found)
+    return orjson.dumps(found).decode()
 
 
 def presets_in(text: str) -> dict[str, dict[str, dict[str, Any]]]:

@@ -237,3 +237,35 @@ def test_the_queue_matches_and_wakes_its_long_polls_on_a_redis_cluster(cluster_u
         waiting.join()
         assert answers[0].json()["status"] == "matched"
         assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    "presets, named",
+    [
+        ('{"chess": {"2p": {"players": 2}}}', "no game 'chess'"),
+        ('{"dekal": {"9p": {"players": 9}}}', "dekal takes"),
+        ('{"dekal": {"x": {"players": 2, "options": {"nope": 1}}}}', "options"),
+        ('{"dekal": {"x": {"players": 2, "bot_after_s": -1}}}', "bot_after_s"),
+        ('{"dekal": {"a b": {"players": 2}}}', "name"),
+        ("/no/such/file.json", "neither"),
+    ],
+)
+def test_a_malformed_preset_stops_the_process_naming_it(presets, named):
+    from service.settings import Malformed, load
+
+    with pytest.raises(Malformed) as refused:
+        load({"LUDOTHEQUE_QUEUE_PRESETS": presets})
+    (problem,) = refused.value.problems
+    assert problem.startswith("LUDOTHEQUE_QUEUE_PRESETS: ") and named in problem, problem
+
+
+def test_presets_may_be_read_from_a_file(tmp_path):
+    from service.http.queue import presets_of
+    from service.settings import load
+    from service.settings.presets import presets_in
+
+    path = tmp_path / "presets.json"
+    path.write_text('{"gaudi": {"duel": {"players": 2, "turn_timeout_s": 90}}}')
+    text = load({"LUDOTHEQUE_QUEUE_PRESETS": str(path)}).queue_presets
+    (preset,) = presets_of(presets_in(text))["gaudi"].values()
+    assert (preset.name, preset.players, preset.options["turn_timeout_s"]) == ("duel", 2, 90)
