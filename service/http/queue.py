@@ -235,11 +235,11 @@ def waited(
     if ticket["status"] not in ("waiting", "claimed") or wait_s <= 0:
         return ticket
     live = following()
-    follower = Follower([wake_id(ticket_id)], reads_itself=True)
-    live.hub.follow(follower)  # before the read: a match made after it wakes this wait
     holder = required_credential("player").digest
-    held = live.allowances.hold(address(), [holder], wait_s + 30, following=1)
+    held = live.allowances.hold(address(), [holder], wait_s + 30)
+    follower = Follower([wake_id(ticket_id)], reads_itself=True)
     try:
+        live.hub.follow(follower)  # before the read: a match made after it wakes this wait
         deadline = time.monotonic() + wait_s
         ticket = queue().poll(ticket_id, preset, game) or ticket
         while ticket["status"] in ("waiting", "claimed"):
@@ -249,8 +249,8 @@ def waited(
             if follower.take(min(remaining, 1.0)):
                 ticket = queue().poll(ticket_id, preset, game) or ticket
     finally:
-        live.allowances.release(held)
         live.hub.unfollow(follower, linger=False)
+        live.allowances.release(held)
     check_still_valid()  # a player token revoked while it waited
     return ticket
 

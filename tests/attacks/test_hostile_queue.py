@@ -185,3 +185,29 @@ def _json(value: object) -> str:
     import orjson
 
     return orjson.dumps(value).decode()
+
+
+def test_ticket_long_polls_count_against_the_follower_caps(redis_url, module_db_url):
+    """A player's long polls on its ticket, held at once, are followers: past
+    the per-token cap, 429 `too_many_followers`; the others are answered."""
+    config = {
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": module_db_url,
+        "QUEUE_PRESETS": PRESETS,
+        "FOLLOWERS_PER_TOKEN": 2,
+    }
+    with LiveServer(config) as live:
+        ada = guest(live)
+        mine = join(live, ada, f"duel{RUN}").json()["id"]
+        codes: list[int] = []
+
+        def poll() -> None:
+            codes.append(ticket(live, ada, mine, 2).status_code)
+
+        threads = [threading.Thread(target=poll) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(codes) == [200, 200, 429, 429], codes
+        live.http.delete(live.url(f"/v1/queue/tickets/{mine}"), headers=bearer(ada))
