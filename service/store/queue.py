@@ -80,7 +80,12 @@ if not status then
   return {}
 end
 local now = tonumber(ARGV[2])
-if status == 'waiting' then
+if status == 'claimed' then
+  redis.call('HSET', KEYS[1], 'polled', ARGV[2])
+  if redis.call('ZSCORE', KEYS[3], ARGV[1]) then
+    redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+  end
+elseif status == 'waiting' then
   local polled = tonumber(redis.call('HGET', KEYS[1], 'polled'))
   if now - polled > tonumber(ARGV[3]) then
     redis.call('HSET', KEYS[1], 'status', 'expired', 'settled', ARGV[2])
@@ -116,15 +121,9 @@ return 1
 # nobody asked for since ``idle before``, and the claims no matchmaker
 # settled since ``claims before``; how many.
 EXPIRE = """
-local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[3])
-local stale = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[4])
-for _, id in ipairs(stale) do
-  gone[#gone + 1] = id
-end
-for _, id in ipairs(gone) do
+local function expire(id, from)
   local key = ARGV[1] .. id
-  local status = redis.call('HGET', key, 'status')
-  if status == 'waiting' or status == 'claimed' then
+  if redis.call('HGET', key, 'status') == from then
     redis.call('HSET', key, 'status', 'expired', 'settled', ARGV[2])
     redis.call('EXPIRE', key, ARGV[5])
   end
@@ -132,7 +131,19 @@ for _, id in ipairs(gone) do
   redis.call('ZREM', KEYS[2], id)
   redis.call('ZREM', KEYS[3], id)
 end
-return #gone
+local n = 0
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[3])) do
+  -- a claimed ticket is the matchmaker's until it settles it (or its claim is stale)
+  if redis.call('HGET', ARGV[1] .. id, 'status') ~= 'claimed' then
+    expire(id, 'waiting')
+    n = n + 1
+  end
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[4])) do
+  expire(id, 'claimed')
+  n = n + 1
+end
+return n
 """
 
 # KEYS: waiting, claimed. ARGV: prefix of a ticket's key, now (ms), idle

@@ -138,3 +138,16 @@ def test_players_remember_their_last_opponents(client):
     for _ in range(keys.RECENT + 2):
         queue.met("dekal", [ada, uuid.uuid4().hex])
     assert len(queue.recent("dekal", [ada])[ada]) == keys.RECENT
+
+
+def test_a_claimed_ticket_is_not_expired_under_its_matchmaker(client):
+    """Claimed just before it would have expired, it is the matchmaker's:
+    the expiry of idle tickets leaves it, and the match settles it."""
+    queue, preset = Queue(client, idle_s=0.3), uuid.uuid4().hex[:8]
+    a, b = joined(queue, preset, 2)
+    time.sleep(0.2)
+    assert queue.claim("dekal", preset, [a, b])
+    time.sleep(0.2)  # now asked for longer ago than idle_s
+    assert queue.expire_idle("dekal", preset) == 0
+    queue.matched("dekal", preset, "m2", {a: 0, b: 1})
+    assert {queue.poll(t, preset, "dekal")["status"] for t in (a, b)} == {"matched"}
