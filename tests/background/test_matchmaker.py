@@ -153,3 +153,16 @@ def test_queue_matches_count_against_no_address_quota(module_redis, private_redi
         match = app.extensions["ludotheque.matches"].store.load(found["match"]).match
         assert match["creator"] is None and match["rated"] is True
         assert sum(1 for s in match["seats"] if s.get("bot")) == 2
+
+
+def test_bench_queue_runs_and_writes_its_figures(tmp_path):
+    """``python -m bench.queue``, small: every player matched but a remainder."""
+    from bench import queue as bench_queue
+
+    written = tmp_path / "queue.json"
+    argv = ["--players", "400", "--rate", "400", "--drain-s", "3", "--json", str(written)]
+    assert bench_queue.main(argv) == 0
+    figures = orjson.loads(written.read_bytes())["figures"]
+    assert figures["all"]["matches"] > 0
+    assert figures["statuses"]["matched"] + figures["statuses"].get("waiting", 0) == 400
+    assert figures["all"]["spread_max"] is not None
