@@ -14,6 +14,7 @@ import pytest
 from service.background.matchmaker import Matchmaker
 from tests.support.queue import bearer, guest, join, long_poll_all, matchmaking, ticket
 from tests.support.servers import LiveServer, bot_workers
+from tests.support.waiting import wait_until
 
 RUN = uuid.uuid4().hex[:8]  # this run's presets: no ticket of another run is seen
 PRESETS = {
@@ -151,13 +152,10 @@ def test_a_lone_ticket_plays_house_bots_after_bot_after_s(server, matchmaker):
     assert other["bot"] in ("random", "greedy", "mcts")
     assert other.get("bot_account") is True
     assert other["player"] is not None
-    # the house bot plays its turns (a bot worker), and the match goes on
+    # the house bot plays its turns (a bot worker): in Dékal every seat reveals first
+    version = server.matches.store.load(match_id).version
     with bot_workers(server.app):
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if server.matches.store.load(match_id).version > 1:
-                break
-            time.sleep(0.1)
+        wait_until(lambda: server.matches.store.load(match_id).version > version, timeout=10)
 
 
 def test_no_queueing_while_in_a_live_rated_match(server, matchmaker):
