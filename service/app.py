@@ -16,6 +16,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.background import outbound, webhooks
 from service.background.archiver import queueing
+from service.background.matchmaker import equal_strength
 from service.background.scheduler import BotLimits, Scheduler
 from service.background.turns import ServerTurns, scheduling
 from service.domain import signing
@@ -32,17 +33,20 @@ from service.http.hardening import Routes, init_hardening
 from service.http.health import health
 from service.http.limits import init_limits, pending_counters
 from service.http.play import play
+from service.http.queue import presets_of, queue_blueprint
 from service.live.followers import Bounds
 from service.live.following import Following, LiveSettings
 from service.live.hub import Hub
 from service.observability import init_observability
-from service.settings import Settings, load
+from service.settings import Malformed, Settings, load
+from service.settings.presets import presets_in
 from service.store import lobby, player_matches, renamed_records
 from service.store.archive import Archive
 from service.store.archiving import ArchiveQueue
 from service.store.database import engine_for
 from service.store.matches import Store, connect, idempotency_key
 from service.store.players import Players
+from service.store.queue import IDLE_S, Queue
 from service.store.quotas import Quotas
 from service.store.ratings import Ratings, applying
 from service.store.record_keys import RecordKeys
@@ -130,6 +134,17 @@ def archive_for(database_url: str | None) -> Archive | None:
     if not database_url:
         return None
     return Archive(engine_for(database_url))
+
+
+def queue_presets(listed: str | dict[str, Any] | None) -> Any:
+    """The queue's presets from the setting (JSON text; a dict in a test's
+    config; None: the defaults)."""
+    if isinstance(listed, dict):
+        listed = orjson.dumps(listed).decode()
+    try:
+        return presets_of(None if listed is None else presets_in(listed))
+    except ValueError as why:
+        raise Malformed([f"LUDOTHEQUE_QUEUE_PRESETS: {why}"]) from None
 
 
 def create_app(config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:
@@ -246,6 +261,14 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
     api = LudothequeApi(app)
     app.extensions["ludotheque.api"] = api
     register_error_handlers(app)
+    # the ranked queue (issue 37): its tickets and presets; its matchmaker runs
+    # in `ludotheque worker`, each player's strength from "ludotheque.strength"
+    app.extensions["ludotheque.queue"] = Queue(client, app.config.get("QUEUE_IDLE_S", IDLE_S))
+    app.extensions["ludotheque.queue_presets"] = queue_presets(app.config.get("QUEUE_PRESETS"))
+    app.extensions.setdefault(
+        "ludotheque.strength", equal_strength if ratings is None else ratings.strengths
+    )
+    api.register_blueprint(queue_blueprint())  # before init_api, which completes every operation
     init_api(api)
     app.register_blueprint(health)
     app.register_blueprint(docs)  # Swagger UI from the package's own files

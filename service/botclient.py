@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import requests
@@ -121,23 +122,117 @@ class BotClient:
     def _call(
         self, method: str, path: str, accept: tuple[int, ...] = (200,), **kwargs: Any
     ) -> requests.Response:
-        """One API call, retried with backoff through dropped connections,
-        restarts and overload, for up to ``patience_s`` seconds."""
-        deadline = time.monotonic() + self.patience_s
-        delay = 0.1
+        return call(self.http, method, self.base + path, self.patience_s, accept, **kwargs)
+
+
+def call(
+    http: requests.Session,
+    method: str,
+    url: str,
+    patience_s: float,
+    accept: tuple[int, ...] = (200,),
+    **kwargs: Any,
+) -> requests.Response:
+    """One API call, retried with backoff through dropped connections,
+    restarts and overload, for up to ``patience_s`` seconds."""
+    deadline = time.monotonic() + patience_s
+    delay = 0.1
+    while True:
+        try:
+            response = http.request(method, url, timeout=40, **kwargs)
+            if response.status_code in accept:
+                return response
+            if response.status_code not in RETRYABLE:
+                response.raise_for_status()
+                raise RuntimeError(f"unexpected answer {response.status_code}")
+            reason = f"status {response.status_code}"
+        except (requests.ConnectionError, requests.Timeout) as dropped:
+            reason = type(dropped).__name__
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"gave up on {method} {url}: {reason}")
+        log.warning("%s %s failed (%s); retrying in %.1f s", method, url, reason, delay)
+        time.sleep(delay)
+        delay = min(delay * 2, 5.0)
+
+
+class Ladder:
+    """``ludotheque bot --queue GAME``: a player (a bot account) on the
+    ranked ladder, playing one ranked match after another: join the queue
+    (``POST /v1/games/G/queue``), long-poll the ticket until it is matched,
+    play the match with the player token, and again. ``leave`` gives the
+    ticket back (Ctrl-C)."""
+
+    def __init__(
+        self,
+        url: str,
+        game: str,
+        token: str,
+        preset: str | None = None,
+        policy: str = "random",
+        budget_s: float = 1.0,
+        patience_s: float = 300.0,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.game = game
+        self.token = token
+        self.preset = preset
+        self.policy = policy
+        self.budget_s = budget_s
+        self.patience_s = patience_s
+        self.http = requests.Session()
+        self.http.headers["Authorization"] = f"Bearer {token}"
+        self.ticket: str | None = None  # while it waits in the queue
+
+    def _call(self, method: str, path: str, accept: tuple[int, ...] = (200,), **kwargs: Any):
+        return call(self.http, method, self.url + path, self.patience_s, accept, **kwargs)
+
+    def run(self, matches: int | None = None) -> Iterator[dict[str, Any]]:
+        """Play ``matches`` ranked matches (None: until stopped), each one's outcome."""
+        if self.preset is None:
+            listed = self._call("GET", f"/v1/games/{self.game}/queue").json()["presets"]
+            self.preset = listed[0]["name"]
+        played = 0
+        while matches is None or played < matches:
+            match_id = self.matched()
+            log.info("matched in %s", match_id)
+            yield BotClient(
+                self.url,
+                self.game,
+                match_id,
+                self.token,
+                self.policy,
+                self.budget_s,
+                self.patience_s,
+            ).run()
+            played += 1
+
+    def matched(self) -> str:
+        """Join the queue and wait until matched: the match's id."""
         while True:
-            try:
-                response = self.http.request(method, self.base + path, timeout=40, **kwargs)
-                if response.status_code in accept:
-                    return response
-                if response.status_code not in RETRYABLE:
-                    response.raise_for_status()
-                    raise RuntimeError(f"unexpected answer {response.status_code}")
-                reason = f"status {response.status_code}"
-            except (requests.ConnectionError, requests.Timeout) as dropped:
-                reason = type(dropped).__name__
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"gave up on {method} {path}: {reason}")
-            log.warning("%s %s failed (%s); retrying in %.1f s", method, path, reason, delay)
-            time.sleep(delay)
-            delay = min(delay * 2, 5.0)
+            answer = self._call(
+                "POST",
+                f"/v1/games/{self.game}/queue",
+                json={"preset": self.preset},
+                accept=(201, 409),
+            )
+            found = answer.json()
+            if answer.status_code == 409 and found.get("code") == "in_ranked_match":
+                return found["match"]  # a ranked match of ours goes on: play it first
+            if answer.status_code == 409 and found.get("code") != "already_queued":
+                raise RuntimeError(f"the queue refused us: {found.get('detail')}")
+            self.ticket = found["ticket"] if answer.status_code == 409 else found["id"]
+            while True:
+                ticket = self._call(
+                    "GET", f"/v1/queue/tickets/{self.ticket}", params={"wait": 25}
+                ).json()
+                if ticket["status"] == "matched":
+                    self.ticket = None
+                    return ticket["match"]["id"]
+                if ticket["status"] != "waiting":
+                    break  # expired or left: join again
+
+    def leave(self) -> None:
+        """Give the waiting ticket back, if any."""
+        if self.ticket is not None:
+            self.http.delete(f"{self.url}/v1/queue/tickets/{self.ticket}", timeout=10)
+            self.ticket = None

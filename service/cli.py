@@ -426,8 +426,21 @@ def arena(args: tuple[str, ...]) -> None:
 
 @main.command()
 @click.option("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
-@click.option("--game", required=True)
-@click.option("--match", "match_id", required=True)
+@click.option("--game", help="the match's game (not with --queue)")
+@click.option("--match", "match_id", help="the match to play (not with --queue)")
+@click.option(
+    "--queue",
+    "queue_game",
+    help="play ranked matches of this game one after another, from its queue, until stopped "
+    "(a player token; Ctrl-C leaves the queue)",
+)
+@click.option("--preset", help="with --queue: the queue's preset (default: its first)")
+@click.option(
+    "--matches",
+    "ranked",
+    type=click.IntRange(1),
+    help="with --queue: stop after this many matches",
+)
 @click.option(
     "--token",
     required=True,
@@ -451,8 +464,11 @@ def arena(args: tuple[str, ...]) -> None:
 )
 def bot(
     url: str,
-    game: str,
-    match_id: str,
+    game: str | None,
+    match_id: str | None,
+    queue_game: str | None,
+    preset: str | None,
+    ranked: int | None,
     token: str,
     seat: int | None,
     policy: str,
@@ -460,9 +476,21 @@ def bot(
     rematches: int,
 ) -> None:
     """Play one seat through the public HTTP API until the match ends (one
-    outcome per line, one line per match played)."""
-    from service.botclient import BotClient
+    outcome per line, one line per match played); with --queue, ranked
+    matches from the game's queue, one after another."""
+    from service.botclient import BotClient, Ladder
 
+    if queue_game is not None:
+        ladder = Ladder(url, queue_game, token, preset, policy, budget_ms / 1000)
+        try:
+            for outcome in ladder.run(ranked):
+                click.echo(json.dumps(outcome))
+        except KeyboardInterrupt:
+            ladder.leave()
+            click.echo("left the queue", err=True)
+        return
+    if game is None or match_id is None:
+        raise click.UsageError("--game and --match, or --queue")
     client = BotClient(url, game, match_id, token, policy, budget_ms / 1000, rematches=rematches)
     if seat is not None:
         client.join(seat)

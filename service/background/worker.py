@@ -28,6 +28,7 @@ from typing import Any
 
 from service.background import webhooks
 from service.background.archiver import Archiver
+from service.background.matchmaker import Matchmaker
 from service.background.scheduler import IDLE_S
 from service.background.turns import ServerTurns
 from service.domain.ports import Loaded
@@ -153,7 +154,19 @@ def run_worker(
         )
         archiving = threading.Thread(target=archiver.run, name="archiver", daemon=True)
         archiving.start()
+    # the ranked queue's matchmaker (service.background.matchmaker)
+    matchmaker = Matchmaker(
+        matches,
+        app.extensions["ludotheque.queue"],
+        app.extensions["ludotheque.queue_presets"],
+        app.extensions["ludotheque.strength"],
+        app.extensions["ludotheque.players"],
+        stopping=stopping,
+    )
+    matchmaking = threading.Thread(target=matchmaker.run, name="matchmaker", daemon=True)
+    matchmaking.start()
     Worker(app.extensions["ludotheque.turns"], budget_s, stopping=stopping).run()
     delivering.join(timeout=10)
+    matchmaking.join(timeout=10)
     if archiving is not None:
         archiving.join(timeout=10)

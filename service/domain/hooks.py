@@ -25,9 +25,11 @@ HTTP_BOT = "http"
 
 
 def as_seat(player: dict[str, Any]) -> dict[str, Any]:
-    """A creation body's player with ``bot_url`` as a bot seat."""
+    """A creation body's player with ``bot_url`` as a bot seat (still held by
+    its bot account, if the ranked queue seated one: it is rated)."""
     if "bot_url" in player:
-        return {"bot": HTTP_BOT, "bot_url": player["bot_url"]}
+        held = {"player": player["player"]} if "player" in player else {}
+        return {"bot": HTTP_BOT, "bot_url": player["bot_url"], **held}
     return player
 
 

@@ -25,6 +25,7 @@ from service.settings.kinds import (
     seconds,
     whole,
 )
+from service.settings.presets import QUEUE_PRESETS
 
 
 def setting(
@@ -204,6 +205,17 @@ class Settings:
         config="RECORD_KEY_FILE",
         shown="(`serve` with its embedded Redis: `<data-dir>/record-key.pem`, created with "
         "mode 0600; else a key kept in the store)",
+    )
+    queue_presets: str | None = setting(
+        "LUDOTHEQUE_QUEUE_PRESETS",
+        None,
+        QUEUE_PRESETS,
+        "the ranked queue's presets per game: players, options (the match options), "
+        "`turn_timeout_s`, `bot_after_s` (null: never bots); see `docs/clients/queue.md`",
+        group=MATCHES,
+        config="QUEUE_PRESETS",
+        shown="(each game, each player count n from 2: preset `<n>p`, default options, a 60 s "
+        "turn clock, no bots)",
     )
 
     rate_limits: bool = setting(

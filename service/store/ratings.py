@@ -52,7 +52,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from engines import GAMES
 from service.domain.commits import Commit, Subscriber
-from service.domain.ratings import Rating, display
+from service.domain.ratings import DEFAULT_MU, Rating, display
 from service.store.archive import Archived, metadata
 
 log = logging.getLogger(__name__)
@@ -217,6 +217,12 @@ class Ratings:
             return 0
         keys = [ratings_key(game), board_key(game), board_key(game, bots=True), DELETED]
         return int(self._apply(keys=keys, args=args))
+
+    def strengths(self, game: str, player_ids: list[str]) -> dict[str, float]:
+        """Each player's strength for the ranked queue's matchmaker: its mu,
+        openskill's default for a player never rated."""
+        found = self.current(game, player_ids)
+        return {p: found[p].mu if p in found else DEFAULT_MU for p in player_ids}
 
     def current(self, game: str, player_ids: list[str]) -> dict[str, Rating]:
         """Each player's rating for ``game``; a player never rated is missing."""
