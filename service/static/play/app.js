@@ -1,9 +1,11 @@
 // The page: a lobby (#), a seat to take (#join/G/ID/SEAT), a table (#match/G/ID),
-// a finished match replayed step by step (#replay/G/ID; #replay=G/ID works too).
+// a finished match replayed step by step (#replay/G/ID; #replay=G/ID works too), ranked play
+// (quick play in the lobby, #leaderboard/G[/bots], #player/ID: ranked.js).
 // This browser plays as a guest player, made on the first visit (api.js guest()); on a
 // server that keeps no players, with a seat token for each seat, as before.
 import { call, checkDeal, follow, guest, holdSeat, matchPath, me, seatsHeld } from "./api.js";
 import { h } from "./dom.js";
+import { leaderboard, playerPage, quickPlay, ratingChanges, stopWaiting } from "./ranked.js";
 import * as dekal from "./games/dekal.js";
 import * as ducale from "./games/ducale.js";
 import * as gaudi from "./games/gaudi.js";
@@ -47,7 +49,11 @@ async function route() {
   player = await guest(guestName());
   if (view !== views) return;
   const [where, game, id, seat] = location.hash.slice(1).replace(/^replay=/, "replay/").split("/");
+  stopWaiting(); // a ticket waits while its lobby is on screen: leaving it leaves the queue
+  const titleOf = (name) => GAMES[name]?.title ?? name;
   if (where === "match") openTable(game, id);
+  else if (where === "leaderboard") leaderboard(show, game, id, titleOf);
+  else if (where === "player") playerPage(show, game, titleOf);
   else if (where === "join") showJoin(game, id, Number(seat));
   else if (where === "replay") showReplay(game, id);
   else showLobby();
@@ -140,7 +146,8 @@ async function showLobby() {
     await page(null);
   }
 
-  show(identity(), mine, h("form", { onsubmit: create, "aria-labelledby": "new-title" },
+  const quick = player && quickPlay(games, (name) => GAMES[name]?.title ?? name);
+  show(identity(), quick, mine, h("form", { onsubmit: create, "aria-labelledby": "new-title" },
     h("h2", { id: "new-title" }, "New table"),
     h("label", {}, "Game ", gameSelect), h("label", {}, "Players ", countSelect),
     player ? null : h("label", {}, "Your name ", name), seats, options,
@@ -157,7 +164,8 @@ function identity() {
   notice = "";
   return h("p", { class: "identity", role: "status" }, said,
     "You play as ", h("strong", {}, player.name),
-    ", a guest player: this browser keeps your key, so your tables go on in any tab and after a reload.");
+    ", a guest player: this browser keeps your key, so your tables go on in any tab and after a reload. ",
+    h("a", { href: `#player/${player.id}` }, "Your ratings"), ".");
 }
 
 const STATUS = { waiting: "waiting for players", active: "in play", finished: "over" };
@@ -433,7 +441,7 @@ function outcome(t) {
     }).catch(() => { verdict.textContent = "The deal could not be checked in this browser."; });
   } else verdict.textContent = "No seed revealed for this match.";
   return h("section", { class: "outcome", "aria-label": "Outcome" }, results(o, (s) => nameOf(match, s)),
-    verdict, h("p", {}, h("a", { href: `#replay/${t.game}/${t.id}`, class: "button replay-link" }, "Replay this match"),
+    match.rated ? ratingChanges(t.log, (s) => nameOf(match, s)) : null, verdict, h("p", {}, h("a", { href: `#replay/${t.game}/${t.id}`, class: "button replay-link" }, "Replay this match"),
       " ", h("a", { href: `${matchPath(t.game, t.id)}/record` }, "The match's record")));
 }
 

@@ -1,6 +1,6 @@
 // h("button", {class: "card", onclick}, "7") builds an element: text is never parsed as HTML.
 export function h(tag, attrs = {}, ...children) {
-  const svg = ["svg", "g", "polygon", "text", "circle"].includes(tag);
+  const svg = ["svg", "g", "polygon", "polyline", "text", "circle"].includes(tag);
   const node = svg
     ? document.createElementNS("http://www.w3.org/2000/svg", tag)
     : document.createElement(tag);
