@@ -90,3 +90,45 @@ def test_resigning_a_rated_match_lets_one_queue_again(server):
             )
         for token in tokens[1:]:
             server.http.post(match_url(server, match_id) + "/resign", headers=bearer(token))
+
+
+def test_two_live_rated_matches_of_one_game_through_many_unrated_ones(server):
+    """queue.md: "Not while you play a ranked match of that game: 409
+    in_ranked_match". A player who holds a seat of a live rated match, then
+    creates many ordinary matches of the same game (each with a second,
+    named seat, so that they start and wait for no one), joins the queue
+    again and is matched in a second rated match of the game at once."""
+    ada, bob, cy = (guest(server, name) for name in ("Ada", "Bob", "Cy"))
+    ids = [join(server, t, GHOST).json()["id"] for t in (ada, bob)]
+    with matchmaking(server):
+        seen = [a.json() for a in long_poll_all(server, [(ada, ids[0]), (bob, ids[1])])]
+    assert all(s["status"] == "matched" for s in seen), seen
+    first = seen[0]["match"]["id"]
+    for _ in range(205):
+        made = server.http.post(
+            server.url("/v1/games/dekal/matches"),
+            json={"players": [{"player": "me"}, {"name": "Friend"}]},
+            headers=bearer(ada),
+        )
+        assert made.status_code == 201, made.text
+    again = join(server, ada, GHOST)
+    second = None
+    if again.status_code == 201:  # and is it matched? Cy waits too
+        mine = join(server, cy, GHOST).json()["id"]
+        with matchmaking(server):
+            answers = long_poll_all(server, [(ada, again.json()["id"]), (cy, mine)], wait=5)
+        second = answers[0].json().get("match")
+    try:
+        assert again.status_code == 409, (
+            f"joined again while in the live rated match {first}: {again.text};"
+            f" then matched in {second}"
+        )
+        assert again.json()["code"] == "in_ranked_match"
+    finally:
+        if second is None and again.status_code == 201:
+            server.http.delete(
+                server.url(f"/v1/queue/tickets/{again.json()['id']}"), headers=bearer(ada)
+            )
+        if second is not None:
+            server.http.post(match_url(server, second["id"]) + "/resign", headers=bearer(cy))
+        server.http.post(match_url(server, first) + "/resign", headers=bearer(bob))
