@@ -212,3 +212,36 @@ def test_two_rated_matches_of_one_house_bot_ending_at_once_rate_it_twice(server)
     if not tried:
         pytest.skip("the house bots of this Redis are another database's")
     assert not lost, f"the house bot's rated matches, before and after two ends: {lost}"
+
+
+def test_a_ranked_match_always_has_a_turn_clock(redis_url, module_db_url):
+    """queue.md: "a turn clock (`turn_timeout_s`: a ranked match always has
+    one, so that an absent player's turns time out instead of holding
+    everyone)". A preset given `"turn_timeout_s": null` is accepted at
+    startup (the check says "whole seconds (at least 1) or null") and makes
+    rated matches without any clock: a matched player who never plays holds
+    its opponent for ever (no abort in a rated match, no queueing again
+    while it is live), who can only resign it and lose rating."""
+    from service.settings import Malformed
+
+    presets = {"dekal": {f"noclock{RUN}": {"players": 2, "turn_timeout_s": None}}}
+    config = {"REDIS_URL": redis_url, "DATABASE_URL": module_db_url, "QUEUE_PRESETS": presets}
+    try:
+        live = LiveServer(config)
+        live.__enter__()
+    except Malformed:
+        return  # refused at startup, naming it: as promised
+    try:
+        shown = live.http.get(live.url("/v1/games/dekal/queue")).json()["presets"][0]
+        tokens = [guest(live, "Ada"), guest(live, "Absent")]
+        ids = [join(live, t, f"noclock{RUN}").json()["id"] for t in tokens]
+        with matchmaking(live):
+            seen = [a.json() for a in long_poll_all(live, list(zip(tokens, ids, strict=True)))]
+        match_id = seen[0]["match"]["id"]
+        match = live.http.get(live.url(f"/v1/games/dekal/matches/{match_id}")).json()
+        assert match["rated"] is True
+        assert shown["turn_timeout_s"] is not None and None not in match["deadlines"], (
+            f"a rated match without a turn clock: preset {shown}, deadlines {match['deadlines']}"
+        )
+    finally:
+        live.__exit__(None, None, None)
