@@ -181,6 +181,11 @@ class Matchmaker:
             {"player": t["seat_player"]} | ({"bot_url": t["bot_url"]} if t["bot_url"] else {})
             for t in tickets
         ] + [{"player": held(bot), "bot": bot["kind"]} for bot in bots]
+        players = [s["player"]["id"] for s in seats]
+        claim = matching.claim_of(now_ms(), uuid.uuid4().hex)
+        if not self.take(game, players, claim):
+            self.queue.unclaim(game.name, preset.name, ids)
+            return 0
         order = list(range(len(seats)))
         self.rng.shuffle(order)
         try:
@@ -195,12 +200,40 @@ class Matchmaker:
             )
         except Exception:
             log.exception("a ranked match of %s could not be made", game.name)
+            for player in players:
+                self.queue.swap_ranked(player, game.name, claim, "")
             self.queue.unclaim(game.name, preset.name, ids)
             return 0
+        for player in players:  # before the tickets say matched: no second ticket slips in
+            self.queue.swap_ranked(player, game.name, claim, created["id"])
         seat_of = {ticket_id: order.index(k) for k, ticket_id in enumerate(ids)}
         self.queue.matched(game.name, preset.name, created["id"], seat_of)
         self.queue.met(game.name, [s["player"]["id"] for s in seats])
         return 1
+
+    # -- one live rated match per player and game ------------------------------------
+    def playing(self, game: Game, player_id: str, named: str | None = None) -> bool:
+        """Whether the player plays a rated match of ``game`` now (``named``:
+        what its index names, if read already)."""
+        named = self.queue.ranked(player_id, game.name) if named is None else named
+        return matching.still_playing(game, named, self.matches.store.load, now_ms())
+
+    def take(self, game: Game, players: list[str], claim: str) -> bool:
+        """Claim every one of ``players`` for a rated match of ``game`` about
+        to be made (compare and set, one by one): none of them plays one now
+        and none is claimed by another matchmaker (a house bot sought by two
+        queues at once), else every claim made is given back: False."""
+        taken: list[str] = []
+        for player in players:
+            named = self.queue.ranked(player, game.name)
+            if self.playing(game, player, named) or not self.queue.swap_ranked(
+                player, game.name, named, claim
+            ):
+                for back in taken:
+                    self.queue.swap_ranked(back, game.name, claim, "")
+                return False
+            taken.append(player)
+        return True
 
     # -- house bots ------------------------------------------------------------------
     def house_bots(self, game: Game, needed: int, mu: float) -> list[dict[str, Any]] | None:
@@ -213,13 +246,20 @@ class Matchmaker:
             return None
         kinds = supported(game)
         kept = self.queue.house_bots()
+        # a house bot plays one rated match of a game at a time, as a person
+        # does (its rating then moves through one at a time): a kind's bots
+        # all busy, one more account of that kind is made
+        free = {k: b for k, b in kept.items() if not self.playing(game, b["id"])}
         per_kind = -(-needed // len(kinds))
         for kind in kinds:
-            for n in range(1, per_kind + 1):
-                name = f"{kind}:{n}"
-                if name not in kept:
-                    kept[name] = self.new_house_bot(name, kind, n)
-        usable = {b["id"]: b for b in kept.values() if b["kind"] in kinds}
+            mine = [b for b in free.values() if b["kind"] == kind]
+            n = len([k for k in kept if k.startswith(f"{kind}:")])
+            while len(mine) < per_kind:
+                n += 1
+                bot = kept[f"{kind}:{n}"] = self.new_house_bot(f"{kind}:{n}", kind, n)
+                free[f"{kind}:{n}"] = bot
+                mine.append(bot)
+        usable = {b["id"]: b for b in free.values() if b["kind"] in kinds}
         strengths = self.strength(game.name, list(usable))
         chosen = matching.house_seats(
             {i: strengths.get(i, DEFAULT_MU) for i in usable}, needed, mu
@@ -237,6 +277,10 @@ class Matchmaker:
             "kind": kind,
         }
         return self.queue.keep_house_bot(name, made)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def held(bot: dict[str, Any]) -> dict[str, Any]:

@@ -17,9 +17,13 @@ paired again only when nobody else fits and the ticket has waited
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from engines.core import Game
+from service.domain.ports import Loaded
+from service.domain.views import status_of
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,29 @@ class Preset:
 
 
 Presets = dict[str, dict[str, Preset]]  # game -> name -> preset
+
+CLAIM_S = 60.0  # a matchmaker's claim on a player (its match being made) lasts this long
+
+
+def claim_of(now_ms: int, nonce: str) -> str:
+    return f"claim:{now_ms}:{nonce}"
+
+
+def still_playing(
+    game: Game, named: str, load: Callable[[str], Loaded | None], now_ms: int
+) -> bool:
+    """Whether a player whose index names ``named`` for ``game``'s rated
+    play (``service.store.queue.Queue.ranked``) plays a rated match of it
+    now: a match not finished (``load``: the store's), or a matchmaker's
+    claim younger than CLAIM_S. One live rated match per player and game:
+    its rating then changes through one match at a time, never from a
+    stale one."""
+    if not named:
+        return False
+    if named.startswith("claim:"):
+        return now_ms - int(named.split(":")[1]) < CLAIM_S * 1000
+    loaded = load(named)
+    return loaded is not None and status_of(game, loaded.match) != "finished"
 
 
 @dataclass(frozen=True)

@@ -338,7 +338,11 @@ def forget(player_id: str) -> None:
     matches is forgotten. Its live matches are renamed before and after the
     deletion (one joined meanwhile is caught), and so are its archived
     matches Redis still has; a match archived meanwhile is renamed by the
-    archive itself (``Archive.put``)."""
+    archive itself (``Archive.put``). Its waiting tickets of the ranked
+    queue are left first."""
+    queue = current_app.extensions.get("ludotheque.queue")
+    if queue is not None:  # its tickets first: never matched from now on
+        queue.leave_all(player_id)
     step_down(player_id, indexed(player_id))
     renamed = rename_live(player_id, indexed(player_id))
     players().delete(player_id)

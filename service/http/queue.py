@@ -18,8 +18,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 from engines import GAMES
 from engines.core import Game
 from service.domain.problems import Problem
-from service.domain.queue import Preset, Presets
-from service.domain.views import status_of
+from service.domain.queue import Preset, Presets, still_playing
 from service.http.answers import following, json_response, matches, problems
 from service.http.arguments import Blueprint
 from service.http.calls_schemas import BOT_URL
@@ -29,7 +28,6 @@ from service.http.players import PLAYER_TOKEN, PRIVATE_ANSWER, as_seat_player, p
 from service.http.streams import address
 from service.live import shutdown as lifecycle
 from service.live.hub import Follower
-from service.store import player_matches
 from service.store.queue import AlreadyQueued, Queue, wake_id
 
 DEFAULT_TURN_TIMEOUT_S = 60  # a default preset's clock: an absent player times out
@@ -116,18 +114,12 @@ def shown(ticket: dict[str, str]) -> dict[str, Any]:
 
 
 def in_ranked_match(game: Game, player_id: str) -> str | None:
-    """A live rated match of ``game`` where ``player_id`` holds a seat (its id), if any."""
-    store = matches().store
-    for match_id in player_matches.match_ids(store.client, player_id):
-        loaded = store.load(match_id)
-        if loaded is None:
-            continue
-        match = loaded.match
-        if match.get("game") != game.name or not match.get("rated"):
-            continue
-        if status_of(game, match) != "finished":
-            return match_id
-    return None
+    """The live rated match of ``game`` where ``player_id`` holds a seat
+    (its id; one that is being made: its claim), if any: one read of the
+    player's index, whatever else it plays."""
+    named = queue().ranked(player_id, game.name)
+    load = matches().store.load
+    return named if still_playing(game, named, load, int(time.time() * 1000)) else None
 
 
 # -- schemas -----------------------------------------------------------------------

@@ -57,11 +57,18 @@ def _check(where: str, name: str, preset: Any) -> None:
     players = preset.get("players")
     if not isinstance(players, int) or isinstance(players, bool) or players < 1:
         raise ValueError(f"{where}: players, a whole number of seats")
-    if not isinstance(preset.get("options", {}), dict):
+    options = preset.get("options", {})
+    if not isinstance(options, dict):
         raise ValueError(f"{where}: options, an object")
+    if "turn_timeout_s" in options:
+        raise ValueError(f"{where}: the turn clock is the preset's turn_timeout_s, not an option")
+    # a ranked match always has a clock: an absent player's turns time out
+    # instead of holding the others (it cannot be aborted)
     clock = preset.get("turn_timeout_s", 60)
-    if clock is not None and (not isinstance(clock, int) or isinstance(clock, bool) or clock < 1):
-        raise ValueError(f"{where}: turn_timeout_s, whole seconds (at least 1) or null")
+    if not isinstance(clock, int) or isinstance(clock, bool) or clock < 1:
+        raise ValueError(
+            f"{where}: turn_timeout_s, whole seconds (at least 1): a ranked match has a clock"
+        )
     bots = preset.get("bot_after_s")
     if bots is not None and (
         not isinstance(bots, int | float)

@@ -217,6 +217,12 @@ return 0
 """
 
 
+def ranked_field(game: str) -> str:
+    """The field of a player's index that names its live rated match of
+    ``game`` (or a matchmaker's claim on the player, ``claim:<ms>:<nonce>``)."""
+    return f"ranked:{game}"
+
+
 def tag(game: str, preset: str) -> str:
     return f"{PREFIX}:{{queue:{game}:{preset}}}"
 
@@ -395,6 +401,33 @@ class Queue:
                 args=[ticket_id, now_ms(), KEPT_S],
             )
         )
+
+    def leave_all(self, player_id: str) -> int:
+        """Leave every waiting ticket of ``player_id`` (it leaves for good):
+        how many were left."""
+        named = self.client.hgetall(mine_key(player_id))
+        left = 0
+        for field, value in named.items():
+            game = field.decode() if isinstance(field, bytes) else field
+            text = value.decode() if isinstance(value, bytes) else value
+            if game.startswith("ranked:") or " " not in text:
+                continue
+            preset, _, ticket_id = text.partition(" ")
+            left += self.leave(game, preset, ticket_id)
+        return left
+
+    # -- one live rated match per player and game ------------------------------------
+    def ranked(self, player_id: str, game: str) -> str:
+        """What the player's index names for ``game``'s rated play: a match
+        id, a matchmaker's claim, or ''."""
+        named = self.client.hget(mine_key(player_id), ranked_field(game))
+        return named.decode() if isinstance(named, bytes) else (named or "")
+
+    def swap_ranked(self, player_id: str, game: str, seen: str, new: str) -> bool:
+        """Compare and set the player's rated match of ``game`` from ``seen``
+        to ``new``: whether it was still ``seen``."""
+        args = [ranked_field(game), seen, new, MINE_TTL_S]
+        return bool(self._swap(keys=[mine_key(player_id)], args=args))
 
     def count(self, game: str, preset: str) -> int:
         return int(self.client.zcard(self._keys(game, preset)[0]))

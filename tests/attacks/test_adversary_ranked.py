@@ -75,10 +75,12 @@ def test_a_deleted_players_waiting_ticket_is_never_matched(server):
             )
 
 
-def test_resigning_a_rated_match_lets_one_queue_again(server):
-    """queue.md: "Not while you play a ranked match of that game: 409
-    in_ranked_match ... Finish it (or resign) first". A player who resigned
-    a three-player rated match (the two others play on) is still refused."""
+def test_a_resigned_seat_queues_again_once_its_match_ends(server):
+    """queue.md said "Finish it (or resign) first", but a player who resigned
+    a three-player rated match (the two others play on) was refused. The
+    rule stands (one live rated match per player and game: its rating moves
+    through one match at a time), and the docs now say so: refused while
+    the match goes on, free once it ends."""
     tokens = [guest(server, name) for name in ("Ada", "Bob", "Cy")]
     ids = [join(server, t, THREE).json()["id"] for t in tokens]
     with matchmaking(server):
@@ -88,16 +90,16 @@ def test_resigning_a_rated_match_lets_one_queue_again(server):
     resigned = server.http.post(match_url(server, match_id) + "/resign", headers=bearer(tokens[0]))
     assert resigned.status_code == 200, resigned.text
     assert server.http.get(match_url(server, match_id)).json()["status"] == "active"
+    refused = join(server, tokens[0], THREE)
+    assert refused.status_code == 409 and refused.json()["code"] == "in_ranked_match"
+    assert refused.json()["match"] == match_id
+    server.http.post(match_url(server, match_id) + "/resign", headers=bearer(tokens[1]))
+    assert server.http.get(match_url(server, match_id)).json()["status"] == "finished"
     again = join(server, tokens[0], THREE)
-    try:
-        assert again.status_code == 201, again.text
-    finally:
-        if again.status_code == 201:
-            server.http.delete(
-                server.url(f"/v1/queue/tickets/{again.json()['id']}"), headers=bearer(tokens[0])
-            )
-        for token in tokens[1:]:
-            server.http.post(match_url(server, match_id) + "/resign", headers=bearer(token))
+    assert again.status_code == 201, again.text
+    server.http.delete(
+        server.url(f"/v1/queue/tickets/{again.json()['id']}"), headers=bearer(tokens[0])
+    )
 
 
 def test_two_live_rated_matches_of_one_game_through_many_unrated_ones(server):

@@ -172,6 +172,10 @@ def test_the_same_pair_is_not_matched_again_while_others_wait(server):
         for match_id, player_id in round_pairs:
             by_match.setdefault(match_id, set()).add(player_id)
         pairs.extend(frozenset(p) for p in by_match.values())
+        # the round's matches end, as far as the queue's rule (one live rated
+        # match per player and game) sees: their players queue again
+        for match_id, player_id in round_pairs:
+            assert queue.swap_ranked(player_id, "dekal", match_id, "")
     assert len(set(pairs)) == len(pairs) == 6, "every pair of the four, once each"
 
 
