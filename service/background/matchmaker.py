@@ -198,7 +198,8 @@ class Matchmaker:
             self.queue.unclaim(game.name, preset.name, ids)
             return 0
         seat_of = {ticket_id: order.index(k) for k, ticket_id in enumerate(ids)}
-        self.queue.matched(game.name, preset.name, created["id"], seat_of)
+        players = {t["id"]: t["player"] for t in tickets}
+        self.queue.matched(game.name, preset.name, created["id"], seat_of, players)
         self.queue.met(game.name, [s["player"]["id"] for s in seats])
         return 1
 
