@@ -141,5 +141,9 @@ class PlayerEvents:
         self.client.zrem(JOBS, job)
         self.owe(found["player"], found["event"], found["attempt"] + 1, when)
 
+    def again_at(self, job: bytes, when: float) -> None:
+        """The job, not tried yet, due again at ``when``."""
+        self.client.zadd(JOBS, {job: when})
+
     def take_nudge(self, timeout_s: float) -> bool:
         return self.client.blpop([NUDGE], timeout=max(timeout_s, 0.01)) is not None
