@@ -18,6 +18,8 @@ from service.http.players import PLAYER_TOKEN, PRIVATE_ANSWER
 from service.http.queue import woken
 from service.store.player_events import KEPT, PlayerEvents, wake_id
 
+MAX_INDEX = 2**53 - 1  # an index is a JSON number any client reads exactly
+
 
 def player_events() -> PlayerEvents:
     return current_app.extensions["ludotheque.player_events"]
@@ -26,7 +28,7 @@ def player_events() -> PlayerEvents:
 class PlayerEventsQuerySchema(Schema):
     after = fields.Integer(
         load_default=0,
-        validate=validate.Range(min=0),
+        validate=validate.Range(min=0, max=MAX_INDEX),
         metadata={"description": "the last index you have seen (0: from the oldest kept)"},
     )
     wait = fields.Float(

@@ -47,9 +47,11 @@ def player_id(server: LiveServer, token: str) -> str:
     return server.http.get(server.url("/v1/players/me"), headers=bearer(token)).json()["id"]
 
 
-def test_both_players_learn_their_match_and_seat_by_long_poll_then_their_rating(
-    server, matchmaker
-):
+def matched_by_event_long_poll(
+    server: LiveServer, preset: str
+) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+    """Two guests long-poll their events, then queue together: the tokens,
+    each one's ticket, and each one's answer (checked: woken by the match)."""
     ada, bob = guest(server, "Ada"), guest(server, "Bob")
     # the hub's periodic check slowed: only the matchmaker's wake-up can end the wait in time
     hub = server.app.extensions["ludotheque.live"].hub
@@ -65,12 +67,19 @@ def test_both_players_learn_their_match_and_seat_by_long_poll_then_their_rating(
             poll.start()
         time.sleep(0.3)
         started = time.monotonic()
-        tickets = {t: join(server, t, f"ev{RUN}").json()["id"] for t in (ada, bob)}
+        tickets = {t: join(server, t, preset).json()["id"] for t in (ada, bob)}
         for poll in polls:
             poll.join()
         assert time.monotonic() - started < 5, "woken by the match, not by the wait's end"
     finally:
         hub.check_s = 1.0
+    return [ada, bob], tickets, answers
+
+
+def test_both_players_learn_their_match_and_seat_by_long_poll_then_their_rating(
+    server, matchmaker
+):
+    (ada, bob), tickets, answers = matched_by_event_long_poll(server, f"ev{RUN}")
     seats = {}
     for token in (ada, bob):
         answer = answers[token]
@@ -157,3 +166,22 @@ def test_another_players_events_are_never_visible(server):
     kept.append(player_id(server, bob), {"type": "ticket_expired", "ticket": "x"})
     assert events(server, ada).json()["events"] == []
     assert [e["ticket"] for e in events(server, bob).json()["events"]] == ["x"]
+
+
+def test_the_events_wake_their_long_polls_on_a_redis_cluster(cluster_url, tmp_path):
+    """A player's stream and its wake-up channel share a slot: on a cluster
+    the sharded wake-up ends both long polls."""
+    from service.store.database import migrate
+    from tests.support import databases
+
+    url = databases.sqlite_url(tmp_path)
+    migrate(url)
+    presets = {"dekal": {f"c{RUN}": {"players": 2}}}
+    with (
+        queue_server(cluster_url, url, presets, REDIS_CLUSTER=True) as live,
+        matchmaking(live),
+    ):
+        tokens, _, answers = matched_by_event_long_poll(live, f"c{RUN}")
+        found = [answers[t].json()["events"][0]["match"] for t in tokens]
+        assert found[0]["id"] == found[1]["id"]
+        assert {found[0]["seat"], found[1]["seat"]} == {0, 1}
