@@ -21,6 +21,7 @@ the matchmaker (which only wrote the event), not another app's calls.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import threading
 import time
@@ -32,6 +33,7 @@ import orjson
 from prometheus_client import Counter
 
 from service.background import outbound
+from service.background.scheduler import IDLE_S, Doorbell
 from service.background.webhooks import signed_headers
 from service.store.outages import StoreBackoff, is_store_trouble
 from service.store.player_events import PlayerEvents
@@ -44,7 +46,6 @@ TIMEOUT_S = 5.0  # per call, everything included
 LEASE_S = 30.0  # a job taken comes due again after this long (its worker died)
 PER_APP = 4  # calls in flight per app
 CALLS = 16  # calls in flight per worker process
-IDLE_S = 1.0
 LOOKUP_TTL_S = 5.0  # a player's app's webhook, as last read from the database
 
 CALLED = Counter("ludotheque_app_webhook_calls_total", "App webhook calls by result", ["result"])
@@ -72,7 +73,14 @@ class AppWebhooks:
         self._known: dict[str, tuple[float, tuple[str, str, str] | None]] = {}
 
     def run(self, stopping: threading.Event) -> None:
+        """Until ``stopping``: idle, it waits at a doorbell (a job owed rings
+        it) until the first job is due, at most ``IDLE_S``, as the other
+        lanes do."""
         log.info("app webhooks ready")
+        doorbell = Doorbell(
+            self.events.take_nudge, self.events.give_back, 1, stopping, IDLE_S, "app-webhooks"
+        )
+        doorbell.start()
         outage = StoreBackoff()
         while not stopping.is_set():
             try:
@@ -85,7 +93,7 @@ class AppWebhooks:
                 log.exception("an app webhook job failed")
                 due = time.time() + 0.1
             if due is not None:
-                self.events.take_nudge(min(IDLE_S, max(0.0, due - time.time())))
+                doorbell.wait(due)
         self._calls.shutdown(wait=True)
         log.info("app webhooks stopped")
 
@@ -94,7 +102,7 @@ class AppWebhooks:
         when to look again."""
         job, first = self.events.take(time.time(), LEASE_S)
         if job is None:
-            return time.time() + IDLE_S if first is None else first
+            return math.inf if first is None else first
         self.start(job)
         return None
 

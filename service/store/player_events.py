@@ -147,3 +147,6 @@ class PlayerEvents:
 
     def take_nudge(self, timeout_s: float) -> bool:
         return self.client.blpop([NUDGE], timeout=max(timeout_s, 0.01)) is not None
+
+    def give_back(self) -> None:
+        self.client.lpush(NUDGE, 1)

@@ -160,3 +160,29 @@ def test_a_failing_receiver_is_retried_then_dropped_with_a_log_line(
         assert not [j for j in client.zrange(JOBS, 0, -1) if una["id"].encode() in j]
     finally:
         failing.stop()
+
+
+def test_an_idle_lane_waits_at_its_doorbell_and_stops_at_once(server):
+    """Nothing owed: its thread waits (no look every second), wakes when a
+    job is owed, and returns at once when the worker stops."""
+    extensions = server.app.extensions
+    hooks = AppWebhooks(extensions["ludotheque.player_events"], extensions["ludotheque.players"])
+    looked: list[float] = []
+    run_once = hooks.run_once
+    hooks.run_once = lambda: looked.append(time.monotonic()) or run_once()  # type: ignore[method-assign]
+    stopping = threading.Event()
+    thread = threading.Thread(target=hooks.run, args=(stopping,), daemon=True)
+    thread.start()
+    try:
+        time.sleep(0.5)
+        before = len(looked)
+        time.sleep(2)
+        assert len(looked) - before <= 2, "idle, it waits for a ring or for the first due job"
+        owed = len(looked)
+        extensions["ludotheque.player_events"].owe(uuid.uuid4().hex, {"type": "rated", "index": 1})
+        wait_until(lambda: len(looked) > owed, timeout=1)
+    finally:
+        stopping.set()
+        started = time.monotonic()
+        thread.join(timeout=10)
+        assert time.monotonic() - started < 1.5, "an idle lane stops at once"
