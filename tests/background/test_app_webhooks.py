@@ -153,7 +153,8 @@ def test_a_failing_receiver_is_retried_then_dropped_with_a_log_line(
         guest = server.http.post(server.url("/v1/players"), json={"name": "G"}).json()
         una = app_player(server, key)
         matched(server, [una["token"], guest["token"]])
-        wait_until(lambda: "dropped after 3 attempts" in caplog.text, timeout=10)
+        dropped = f"of player {una['id']} dropped after 3 attempts (http_5xx)"
+        wait_until(lambda: dropped in caplog.text, timeout=10)
         assert len(failing.calls) == 3
         assert len({h["webhook-id"] for h, _ in failing.calls}) == 1, "one event, tried thrice"
         client = server.matches.store.client
