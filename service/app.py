@@ -33,6 +33,7 @@ from service.http.hardening import Routes, init_hardening
 from service.http.health import health
 from service.http.limits import init_limits, pending_counters
 from service.http.play import play
+from service.http.player_events import player_events_blueprint
 from service.http.queue import presets_of, queue_blueprint
 from service.live.followers import Bounds
 from service.live.following import Following, LiveSettings
@@ -45,6 +46,7 @@ from service.store.archive import Archive
 from service.store.archiving import ArchiveQueue
 from service.store.database import engine_for
 from service.store.matches import Store, connect, idempotency_key
+from service.store.player_events import PlayerEvents
 from service.store.players import Players
 from service.store.queue import IDLE_S, Queue
 from service.store.quotas import Quotas
@@ -269,6 +271,9 @@ def create_app(config: dict[str, Any] | None = None, settings: Settings | None =
         "ludotheque.strength", equal_strength if ratings is None else ratings.strengths
     )
     api.register_blueprint(queue_blueprint())  # before init_api, which completes every operation
+    # each player's own events (issue 37): tickets matched or expired, ratings
+    app.extensions["ludotheque.player_events"] = PlayerEvents(client)
+    api.register_blueprint(player_events_blueprint())
     init_api(api)
     app.register_blueprint(health)
     app.register_blueprint(docs)  # Swagger UI from the package's own files

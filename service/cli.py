@@ -657,6 +657,43 @@ def apps_limits(
         raise click.ClickException(str(missing)) from None
 
 
+@apps.command("webhook")
+@click.argument("app_id")
+@click.option("--url", help="where its players' ticket_matched and rated events are POSTed")
+@click.option("--off", is_flag=True, help="send them nowhere any more")
+@operator_options
+def apps_webhook(
+    app_id: str,
+    url: str | None,
+    off: bool,
+    database_url: str | None,
+    redis_url: str | None,
+    data_dir: str,
+) -> None:
+    """Send the events of the app's players (a ticket matched, a rating
+    changed) to URL, signed: prints the signing secret (whsec_...) once; a
+    new URL, a new secret. --off: no more. Workers see it within seconds."""
+    from service.background import outbound
+
+    if off == (url is not None):
+        raise click.UsageError("give --url URL or --off")
+    if url is not None:
+        outbound.configure(load_or_exit(()).outbound_allow, outbound.concurrency)
+        try:
+            outbound.check_url(url)
+            outbound.check_literal(url)
+        except outbound.Refused as refused:
+            raise click.BadParameter(str(refused), param_hint="--url") from None
+    players = operator_players(database_url, redis_url, data_dir)
+    try:
+        secret = players.set_webhook(app_id, url)
+    except LookupError as missing:
+        raise click.ClickException(str(missing)) from None
+    click.echo(f"webhook {url}" if secret else f"webhook off for app {app_id}")
+    if secret:
+        click.echo(f"secret {secret}")
+
+
 @main.group("players")
 def players_group() -> None:
     """The operator's players: bot accounts."""

@@ -124,7 +124,7 @@ class Archiver:
             return time.time() + wait
         self.database.over()
         if archived.ratings and self.archive.ratings is not None:  # again: idempotent
-            self.archive.ratings.apply(game.name, archived.ratings)
+            self.archive.ratings.apply(game.name, archived.ratings, match_id)
         player_matches.forget_match(self.matches.store.client, loaded.match)  # archived: listed so
         self.matches.store.forget_in(match_id, self.finished_ttl)
         self.queue.done(match_id, lease)

@@ -207,7 +207,8 @@ class Matchmaker:
         for player in players:  # before the tickets say matched: no second ticket slips in
             self.queue.swap_ranked(player, game.name, claim, created["id"])
         seat_of = {ticket_id: order.index(k) for k, ticket_id in enumerate(ids)}
-        self.queue.matched(game.name, preset.name, created["id"], seat_of)
+        players = {t["id"]: t["player"] for t in tickets}
+        self.queue.matched(game.name, preset.name, created["id"], seat_of, players)
         self.queue.met(game.name, [s["player"]["id"] for s in seats])
         return 1
 

@@ -226,6 +226,18 @@ def check_url(url: str) -> None:
         raise Refused("bad_url", "bad port") from None
 
 
+def check_literal(url: str) -> None:
+    """Refuse a URL whose host is an address the rules never call (at
+    creation; a name is judged by what it resolves to, at each call)."""
+    try:
+        address = ipaddress.ip_address((urlsplit(url).hostname or "").split("%")[0])
+    except ValueError:
+        return
+    why = refusal(address, allowed.networks)
+    if why is not None:
+        raise Refused("internal_address", f"{address}: {why}")
+
+
 def vetted_address(host: str, port: int, deadline: float = math.inf) -> tuple[int, str]:
     """The (family, address) to connect to: every address ``host`` resolves
     to (by ``deadline``, a ``time.monotonic()``) must be allowed, so a name

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from service.background import webhooks
+from service.background.app_webhooks import AppWebhooks
 from service.background.archiver import Archiver
 from service.background.matchmaker import Matchmaker
 from service.background.scheduler import IDLE_S
@@ -165,6 +166,12 @@ def run_worker(
     )
     matchmaking = threading.Thread(target=matchmaker.run, name="matchmaker", daemon=True)
     matchmaking.start()
+    # the apps' webhooks: their players' events (service.background.app_webhooks)
+    if (players := app.extensions["ludotheque.players"]) is not None:
+        hooks = AppWebhooks(app.extensions["ludotheque.player_events"], players)
+        threading.Thread(
+            target=hooks.run, args=(stopping,), name="app-webhooks", daemon=True
+        ).start()
     Worker(app.extensions["ludotheque.turns"], budget_s, stopping=stopping).run()
     delivering.join(timeout=10)
     matchmaking.join(timeout=10)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import orjson
 from flask import Response, current_app
@@ -31,6 +32,7 @@ from service.live.hub import Follower
 from service.store.queue import AlreadyQueued, Queue, wake_id
 
 DEFAULT_TURN_TIMEOUT_S = 60  # a default preset's clock: an absent player times out
+T = TypeVar("T")
 TICKET_ID = [validate.Regexp(r"^[0-9a-f]{32}$"), validate.Length(equal=32)]
 
 
@@ -226,25 +228,39 @@ def waited(
     periodic check wakes it too, so no wake-up is lost)."""
     if ticket["status"] not in ("waiting", "claimed") or wait_s <= 0:
         return ticket
+    return woken(
+        wake_id(ticket_id),
+        wait_s,
+        lambda: queue().poll(ticket_id, preset, game) or ticket,
+        lambda found: found["status"] not in ("waiting", "claimed"),
+    )
+
+
+def woken(wake: str, wait_s: float, read: Callable[[], T], ready: Callable[[T], bool]) -> T:
+    """A player's long poll on the push hub's name ``wake``: what ``read``
+    gives once ``ready`` says it is, else after ``wait_s``. It counts
+    against the follower caps (by address and by the player's token) as a
+    stream does, and follows the hub before its first read, so that a
+    wake-up sent after that read is never lost."""
     live = following()
     holder = required_credential("player").digest
     held = live.allowances.hold(address(), [holder], wait_s + 30)
-    follower = Follower([wake_id(ticket_id)], reads_itself=True)
+    follower = Follower([wake], reads_itself=True)
     try:
-        live.hub.follow(follower)  # before the read: a match made after it wakes this wait
+        live.hub.follow(follower)  # before the read: a change made after it wakes this wait
         deadline = time.monotonic() + wait_s
-        ticket = queue().poll(ticket_id, preset, game) or ticket
-        while ticket["status"] in ("waiting", "claimed"):
+        found = read()
+        while not ready(found):
             remaining = deadline - time.monotonic()
             if remaining <= 0 or lifecycle.stopping() or live.hub.stopped:
                 break
             if follower.take(min(remaining, 1.0)):
-                ticket = queue().poll(ticket_id, preset, game) or ticket
+                found = read()
     finally:
         live.hub.unfollow(follower, linger=False)
         live.allowances.release(held)
     check_still_valid()  # a player token revoked while it waited
-    return ticket
+    return found
 
 
 def queue_blueprint() -> Blueprint:

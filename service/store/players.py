@@ -7,7 +7,10 @@ the same one is always the same player). Tables (SQLAlchemy Core, in the
 archive's metadata; Alembic migrates them):
 
 - ``apps``: an operator registers one (``ludotheque apps create``); its
-  quotas (``limits``, JSON; unset ones take the defaults);
+  quotas (``limits``, JSON; unset ones take the defaults); its webhook
+  (``ludotheque apps webhook``: ``webhook_url``, and ``webhook_secret``, the
+  ``whsec_...`` that signs its calls, kept as is: the server signs with it,
+  so it cannot be hashed; whoever reads the database can sign as the server);
 - ``app_keys``: at most two keys per app (slots 1 and 2), so that one is
   rotated while the other works; stored hashed;
 - ``players``: name (not unique), bot account or not, its app and
@@ -55,6 +58,7 @@ import orjson
 import sqlalchemy as sa
 
 from service.domain import tokens as auth
+from service.domain.hooks import new_secret
 from service.domain.problems import Problem
 from service.store.archive import DELETED_NAME, match_players, metadata
 from service.store.database import retried_when_locked
@@ -72,6 +76,8 @@ apps = sa.Table(
     sa.Column("created_ms", sa.BigInteger, nullable=False),
     sa.Column("revoked_ms", sa.BigInteger, nullable=True),
     sa.Column("limits", sa.Text, nullable=False),  # JSON: {name: value}, unset: the defaults
+    sa.Column("webhook_url", sa.String(2048), nullable=True),  # its players' events go there
+    sa.Column("webhook_secret", sa.String(100), nullable=True),  # whsec_...: signs them
 )
 
 app_keys = sa.Table(
@@ -596,9 +602,44 @@ class Players:
         self.client.set(limits_key(app_id), text)
         return merged
 
+    @retried_when_locked
+    def set_webhook(self, app_id: str, url: str | None) -> str | None:
+        """Send the app's players' events to ``url`` (None: no more): its
+        new signing secret (``whsec_...``), to show once."""
+        secret = None if url is None else new_secret()
+        with self.engine.begin() as connection:
+            if not self._app_exists(connection, app_id):
+                raise LookupError(f"no app {app_id}")
+            connection.execute(
+                sa.update(apps)
+                .where(apps.c.id == app_id)
+                .values(webhook_url=url, webhook_secret=secret)
+            )
+        return secret
+
+    def webhook_of(self, player_id: str) -> tuple[str, str, str] | None:
+        """The webhook of the player's app (app id, URL, secret), if it has one."""
+        query = (
+            sa.select(apps.c.id, apps.c.webhook_url, apps.c.webhook_secret)
+            .join(players, players.c.app_id == apps.c.id)
+            .where(
+                players.c.id == player_id,
+                apps.c.webhook_url.is_not(None),
+                apps.c.revoked_ms.is_(None),
+            )
+        )
+        with self.engine.connect() as connection:
+            found = connection.execute(query).first()
+        return None if found is None else (found[0], found[1], found[2])
+
     def list_apps(self) -> list[dict[str, Any]]:
         query = sa.select(
-            apps.c.id, apps.c.name, apps.c.created_ms, apps.c.revoked_ms, apps.c.limits
+            apps.c.id,
+            apps.c.name,
+            apps.c.created_ms,
+            apps.c.revoked_ms,
+            apps.c.limits,
+            apps.c.webhook_url,
         )
         with self.engine.connect() as connection:
             found = [

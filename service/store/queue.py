@@ -22,7 +22,10 @@ opponents per game: ``ldq:queue:recent:{<player>}:<game>``, a list.
 ``ldq:queue:nudge``: a short list that wakes an idle matchmaker (as the bot
 worker's doorbell does, ``service.background.scheduler.Doorbell``). A
 matched ticket wakes its long polls on ``m:{q-<id>}:wake``, a channel of
-the push hub (``service.live.hub``).
+the push hub (``service.live.hub``). A matched or expired ticket is also
+an event of its player's (``service.store.player_events``), written right
+after the script that settled it (another slot): a process that dies in
+between loses that event, not the ticket's state.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 import orjson
 from redis.cluster import RedisCluster
 
+from service.store.player_events import PlayerEvents
 from service.store.wakeups import wake_channel
 
 PREFIX = "ldq"
@@ -119,31 +123,31 @@ return 1
 # KEYS: waiting, polled, claimed. ARGV: prefix of a ticket's key, now (ms),
 # idle before (ms), claims before (ms), kept (s). Expires the waiting tickets
 # nobody asked for since ``idle before``, and the claims no matchmaker
-# settled since ``claims before``; how many.
+# settled since ``claims before``; each ticket expired and its player, in turn.
 EXPIRE = """
+local expired = {}
 local function expire(id, from)
   local key = ARGV[1] .. id
   if redis.call('HGET', key, 'status') == from then
     redis.call('HSET', key, 'status', 'expired', 'settled', ARGV[2])
     redis.call('EXPIRE', key, ARGV[5])
+    table.insert(expired, id)
+    table.insert(expired, redis.call('HGET', key, 'player'))
   end
   redis.call('ZREM', KEYS[1], id)
   redis.call('ZREM', KEYS[2], id)
   redis.call('ZREM', KEYS[3], id)
 end
-local n = 0
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[3])) do
   -- a claimed ticket is the matchmaker's until it settles it (or its claim is stale)
   if redis.call('HGET', ARGV[1] .. id, 'status') ~= 'claimed' then
     expire(id, 'waiting')
-    n = n + 1
   end
 end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[4])) do
   expire(id, 'claimed')
-  n = n + 1
 end
-return n
+return expired
 """
 
 # KEYS: waiting, claimed. ARGV: prefix of a ticket's key, now (ms), idle
@@ -253,6 +257,10 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def decoded(fields: list[Any] | dict[Any, Any]) -> dict[str, str]:
     """A ticket's hash, its names and values as text."""
     pairs = (
@@ -290,6 +298,7 @@ class Queue:
         self._matched = client.register_script(MATCHED)
         self._swap = client.register_script(SWAP)
         self._release = client.register_script(RELEASE)
+        self.events = PlayerEvents(client)
 
     def _keys(self, game: str, preset: str) -> tuple[str, str, str]:
         base = tag(game, preset)
@@ -377,11 +386,12 @@ class Queue:
             if ticket and ticket["status"] == "waiting" and stale:
                 ticket["status"] = "expired"
             return ticket
+        now = now_ms()
         found = self._poll(
             keys=[key, waiting, polled],
             args=[
                 ticket_id,
-                now_ms(),
+                now,
                 int(self.idle_s * 1000),
                 math.ceil(self.idle_s) + KEPT_S,
                 KEPT_S,
@@ -389,9 +399,11 @@ class Queue:
         )
         if not found:
             return None
-        if renew:
-            self.client.expire(where_key(ticket_id), math.ceil(self.idle_s) + KEPT_S)
-        return decoded(found)
+        self.client.expire(where_key(ticket_id), math.ceil(self.idle_s) + KEPT_S)
+        ticket = decoded(found)
+        if ticket["status"] == "expired" and ticket.get("settled") == str(now):  # by this ask
+            self.expired(game, preset, ticket_id, ticket["player"])
+        return ticket
 
     def leave(self, game: str, preset: str, ticket_id: str) -> bool:
         waiting, polled, _ = self._keys(game, preset)
@@ -453,21 +465,26 @@ class Queue:
 
     def expire_idle(self, game: str, preset: str, now: int | None = None) -> int:
         """Expire the tickets nobody asked for in ``idle_s``, and claims no
-        matchmaker settled in ``CLAIM_S``; how many."""
+        matchmaker settled in ``CLAIM_S`` (each an event of its player's); how many."""
         now = now_ms() if now is None else now
         waiting, polled, claimed = self._keys(game, preset)
-        return int(
-            self._expire(
-                keys=[waiting, polled, claimed],
-                args=[
-                    ticket_key(game, preset, ""),
-                    now,
-                    now - int(self.idle_s * 1000),
-                    now - CLAIM_S * 1000,
-                    KEPT_S,
-                ],
-            )
+        expired = self._expire(
+            keys=[waiting, polled, claimed],
+            args=[
+                ticket_key(game, preset, ""),
+                now,
+                now - int(self.idle_s * 1000),
+                now - CLAIM_S * 1000,
+                KEPT_S,
+            ],
         )
+        for ticket_id, player in zip(expired[::2], expired[1::2], strict=True):
+            self.expired(game, preset, _text(ticket_id), _text(player))
+        return len(expired) // 2
+
+    def expired(self, game: str, preset: str, ticket_id: str, player_id: str) -> None:
+        event = {"type": "ticket_expired", "ticket": ticket_id, "game": game, "preset": preset}
+        self.events.append(player_id, event)
 
     def waiting(self, game: str, preset: str) -> list[dict[str, Any]]:
         """The waiting tickets, oldest first: ``id``, ``player``, ``joined``
@@ -521,9 +538,26 @@ class Queue:
         waiting, _, claimed = self._keys(game, preset)
         self._unclaim(keys=[waiting, claimed], args=[ticket_key(game, preset, ""), *ticket_ids])
 
-    def matched(self, game: str, preset: str, match_id: str, seats: dict[str, int]) -> None:
+    def matched(
+        self,
+        game: str,
+        preset: str,
+        match_id: str,
+        seats: dict[str, int],
+        players: dict[str, str] | None = None,
+    ) -> None:
         """The claimed tickets ``seats`` (ticket id -> seat) matched in
-        ``match_id``; their long polls woken (one round trip on one Redis)."""
+        ``match_id``; their long polls woken (one round trip on one Redis),
+        then each an event of its player's (``players``: ticket id -> player)."""
+        self._settle_matched(game, preset, match_id, seats)
+        for ticket_id, player_id in (players or {}).items():
+            event = {"type": "ticket_matched", "ticket": ticket_id, "game": game}
+            match = {"id": match_id, "seat": seats[ticket_id]}
+            self.events.append(player_id, event | {"preset": preset, "match": match})
+
+    def _settle_matched(
+        self, game: str, preset: str, match_id: str, seats: dict[str, int]
+    ) -> None:
         _, polled, claimed = self._keys(game, preset)
         pairs = [x for ticket_id, seat in seats.items() for x in (ticket_id, seat)]
         args = [ticket_key(game, preset, ""), now_ms(), KEPT_S, match_id, *pairs]

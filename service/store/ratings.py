@@ -52,8 +52,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from engines import GAMES
 from service.domain.commits import Commit, Subscriber
-from service.domain.ratings import DEFAULT_MU, Rating, display
+from service.domain.ratings import DEFAULT_MU, Rating, display, shown
 from service.store.archive import Archived, metadata
+from service.store.player_events import PlayerEvents
 
 log = logging.getLogger(__name__)
 
@@ -114,10 +115,11 @@ def board_key(game: str, bots: bool = False) -> str:
 # KEYS: the game's hash, its board, its bots' board, the deleted players.
 # ARGV: the least rated matches to be listed, then per player: id, its
 # rating (JSON), display score, "1" for a bot account, its rated matches.
-# A rating lands only over a lower count; the boards follow it.
+# A rating lands only over a lower count; the boards follow it. The players
+# whose rating landed.
 APPLY = """
 local least = tonumber(ARGV[1])
-local applied = 0
+local applied = {}
 for i = 2, #ARGV, 5 do
   local player, value, score, bot = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local count = tonumber(ARGV[i + 4])
@@ -126,7 +128,7 @@ for i = 2, #ARGV, 5 do
   if old then had = tonumber(cjson.decode(old)['matches']) end
   if had < count then
     redis.call('HSET', KEYS[1], player, value)
-    applied = applied + 1
+    table.insert(applied, player)
     if count >= least and redis.call('SISMEMBER', KEYS[4], player) == 0 then
       redis.call('ZADD', KEYS[2], score, player)
       if bot == '1' then redis.call('ZADD', KEYS[3], score, player) end
@@ -195,28 +197,42 @@ class Ratings:
         self.client = client
         self.min_matches = min_matches
         self._apply = client.register_script(APPLY)
+        self.events = PlayerEvents(client)
 
     def write(self, connection: sa.Connection, archived: Archived) -> None:
         """Write the archived match's ratings in the archive's transaction."""
         write(connection, archived.id, archived.game, archived.ended_ms, archived.ratings)
 
     # -- Redis: applying, reading ----------------------------------------------------
-    def apply(self, game: str, changes: list[dict[str, Any]]) -> int:
-        """Apply a rated match's ``changes`` to Redis (idempotent): how many landed."""
+    def apply(self, game: str, changes: list[dict[str, Any]], match_id: str = "") -> int:
+        """Apply a rated match's ``changes`` to Redis (idempotent): how many
+        landed. Each player whose change lands here (once, whichever apply
+        lands it) gets a ``rated`` event (``service.store.player_events``)."""
         self.ready()
-        return self._apply_ratings(
-            game, [(c["player"], Rating.of(c["after"]), bool(c.get("bot"))) for c in changes]
+        landed = set(
+            self._apply_ratings(
+                game, [(c["player"], Rating.of(c["after"]), bool(c.get("bot"))) for c in changes]
+            )
         )
+        for c in changes:
+            if c["player"] in landed:
+                before = shown(Rating.of(c["before"]) if "before" in c else Rating())
+                after = shown(Rating.of(c["after"]))
+                event = {"type": "rated", "game": game, "match": match_id}
+                self.events.append(c["player"], event | {"before": before, "after": after})
+        return len(landed)
 
-    def _apply_ratings(self, game: str, rated: Iterable[tuple[str, Rating, bool]]) -> int:
+    def _apply_ratings(self, game: str, rated: Iterable[tuple[str, Rating, bool]]) -> list[str]:
         args: list[Any] = [self.min_matches]
         for player, rating, bot in rated:
             value = orjson.dumps(rating.stored())
             args += [player, value, display(rating), "1" if bot else "0", rating.matches]
         if len(args) == 1:
-            return 0
+            return []
         keys = [ratings_key(game), board_key(game), board_key(game, bots=True), DELETED]
-        return int(self._apply(keys=keys, args=args))
+        return [
+            p.decode() if isinstance(p, bytes) else p for p in self._apply(keys=keys, args=args)
+        ]
 
     def strengths(self, game: str, player_ids: list[str]) -> dict[str, float]:
         """Each player's strength for the ranked queue's matchmaker: its mu,
@@ -436,7 +452,7 @@ def applying(ratings_: Ratings) -> Subscriber:
         if not (commit.finished and commit.confirmed and changes and ended):
             return
         try:
-            ratings_.apply(commit.game.name, changes)
+            ratings_.apply(commit.game.name, changes, commit.match["id"])
         except Exception:  # the match has ended all the same: the archiver applies them
             log.warning("ratings of match %s not applied yet", commit.match["id"], exc_info=True)
 

@@ -13,6 +13,16 @@ from tests.support.servers import LiveServer
 
 
 @contextmanager
+def queue_server(
+    redis_url: str, db_url: str, presets: dict[str, Any], **config: Any
+) -> Iterator[LiveServer]:
+    """A test server with the queue's ``presets`` (``config``: more settings)."""
+    settings = {"REDIS_URL": redis_url, "DATABASE_URL": db_url, "QUEUE_PRESETS": presets}
+    with LiveServer(settings | config) as live:
+        yield live
+
+
+@contextmanager
 def matchmaking(server: LiveServer, idle_s: float = 0.1) -> Iterator[Matchmaker]:
     """A matchmaker in a thread, as ``ludotheque worker`` runs one."""
     extensions = server.app.extensions
