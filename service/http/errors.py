@@ -93,6 +93,13 @@ CODES = [
     "bot_accounts_by_apps",
     "rated_match",
     "not_on_leaderboard",
+    # the ranked queue (docs/clients/queue.md)
+    "unknown_preset",
+    "already_queued",
+    "in_ranked_match",
+    "ticket_not_found",
+    "ticket_matched",
+    "bot_accounts_only",
     "internal_error",
 ]
 
