@@ -184,3 +184,31 @@ def test_a_deleted_players_events_are_not_posted_to_its_app(server, matchmaker, 
         assert after == [], f"the deleted player's {after} went to its app"
     finally:
         receiver.stop()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://127.1/hook",  # loopback, short dotted form
+        "https://2130706433/hook",  # 127.0.0.1 as one decimal number
+        "https://0x7f000001/hook",  # ... in hexadecimal
+        "https://0177.0.0.1/hook",  # ... in octal
+        "https://169.254.169.254./latest",  # the metadata address, a trailing dot
+        "https://0/hook",  # 0.0.0.0: "this network", reaches the host itself
+    ],
+)
+def test_an_internal_address_spelt_otherwise_is_refused_when_set(server, url, monkeypatch):
+    """webhooks.md: the URL follows the outbound rules "when it is set
+    (https; an internal address written as such is refused ...)". Each of
+    these spellings is an IPv4 literal that every resolver (inet_aton)
+    reads as loopback, 0.0.0.0 or the metadata address, yet
+    `apps webhook --url` accepts it as a host name and prints a secret.
+    (The worker's call-time check did refuse `0` in the round: the call is
+    dropped `internal_address`; the set-time promise is what fails.)"""
+    from tests.server.test_players_cli import ludotheque, printed
+
+    monkeypatch.setenv("LUDOTHEQUE_OUTBOUND_ALLOW", "")  # the command's own allowances
+    app_id = printed(ludotheque(server, "apps", "create", f"adv-{uuid.uuid4().hex[:6]}"))["app"]
+    refused = ludotheque(server, "apps", "webhook", app_id, "--url", url)
+    assert refused.returncode != 0, f"set: {refused.stdout.splitlines()[0]}"
+    assert "secret" not in refused.stdout
