@@ -46,7 +46,6 @@ TIMEOUT_S = 5.0  # per call, everything included
 LEASE_S = 30.0  # a job taken comes due again after this long (its worker died)
 PER_APP = 4  # calls in flight per app
 CALLS = 16  # calls in flight per worker process
-LOOKUP_TTL_S = 5.0  # a player's app's webhook, as last read from the database
 
 CALLED = Counter("ludotheque_app_webhook_calls_total", "App webhook calls by result", ["result"])
 
@@ -70,7 +69,6 @@ class AppWebhooks:
         self._calls = ThreadPoolExecutor(CALLS, "app-webhook")
         self._lock = threading.Lock()
         self._busy: Tally[str] = Tally()  # calls in flight per app
-        self._known: dict[str, tuple[float, tuple[str, str, str] | None]] = {}
 
     def run(self, stopping: threading.Event) -> None:
         """Until ``stopping``: idle, it waits at a doorbell (a job owed rings
@@ -157,12 +155,7 @@ class AppWebhooks:
             log.warning("app webhook job not settled", exc_info=True)
 
     def webhook_of(self, player_id: str) -> tuple[str, str, str] | None:
-        now = time.monotonic()
-        kept = self._known.get(player_id)
-        if kept is not None and now - kept[0] < LOOKUP_TTL_S:
-            return kept[1]
-        found = self.players.webhook_of(player_id)
-        if len(self._known) > 10_000:
-            self._known.clear()
-        self._known[player_id] = (now, found)
-        return found
+        """The player's app's webhook as the database has it now, read for
+        each call (not kept): a new URL, its secret, ``--off``, a revoked
+        app or a deleted player count from the next call on."""
+        return self.players.webhook_of(player_id)

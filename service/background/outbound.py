@@ -229,10 +229,14 @@ def check_url(url: str) -> None:
 def check_literal(url: str) -> None:
     """Refuse a URL whose host is an address the rules never call (at
     creation; a name is judged by what it resolves to, at each call)."""
+    host = (urlsplit(url).hostname or "").split("%")[0].rstrip(".")
     try:
-        address = ipaddress.ip_address((urlsplit(url).hostname or "").split("%")[0])
+        address = ipaddress.ip_address(host)
     except ValueError:
-        return
+        try:  # what resolvers read as IPv4 too: 127.1, 2130706433, 0x7f000001, 0177.0.0.1
+            address = ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return  # a name
     why = refusal(address, allowed.networks)
     if why is not None:
         raise Refused("internal_address", f"{address}: {why}")

@@ -330,23 +330,23 @@ def app_player(player_id: str) -> str:
 
 
 def forget(player_id: str) -> None:
-    """Leave for good (issue 36, point 7): the player's name becomes
-    "deleted player" in the seats of its live matches (a commit each, with
-    a ``seat_renamed`` event), in the archive (seats, final answers, records
-    signed again) and in this process's cached records and replays; its
-    tokens end, its app and external id are dropped, its index of live
-    matches is forgotten. Its live matches are renamed before and after the
-    deletion (one joined meanwhile is caught), and so are its archived
-    matches Redis still has; a match archived meanwhile is renamed by the
-    archive itself (``Archive.put``). Its waiting tickets of the ranked
-    queue are left first."""
+    """Leave for good (issue 36, point 7): its waiting tickets of the ranked
+    queue are left; it is deleted (its tokens end, its app and external id
+    are dropped, its name becomes "deleted player"); then its seats of live
+    matches are given back or resigned, and its name becomes "deleted
+    player" in their seats (a commit each, with a ``seat_renamed`` event),
+    in the archive (seats, final answers, records signed again), in the
+    archived matches Redis still has, and in this process's cached records
+    and replays; its index of live matches is forgotten. A match archived
+    meanwhile is renamed by the archive itself (``Archive.put``)."""
     queue = current_app.extensions.get("ludotheque.queue")
     if queue is not None:  # its tickets first: never matched from now on
         queue.leave_all(player_id)
+    # first its tokens end and its app is dropped: what its seats cause from
+    # here on (a resignation rated) reaches no app, and nothing new is joined
+    players().delete(player_id)
     step_down(player_id, indexed(player_id))
     renamed = rename_live(player_id, indexed(player_id))
-    players().delete(player_id)
-    renamed += rename_live(player_id, indexed(player_id))
     archive = current_app.extensions["ludotheque.archive"]
     renamed += archive.rename_player(player_id)
     # archived matches stay in Redis FINISHED_TTL longer (their views are read there)
