@@ -200,16 +200,15 @@ class Matchmaker:
             )
         except Exception:
             log.exception("a ranked match of %s could not be made", game.name)
-            for player in players:
-                self.queue.swap_ranked(player, game.name, claim, "")
+            self.give_back(game, players, claim)
             self.queue.unclaim(game.name, preset.name, ids)
             return 0
         for player in players:  # before the tickets say matched: no second ticket slips in
             self.queue.swap_ranked(player, game.name, claim, created["id"])
         seat_of = {ticket_id: order.index(k) for k, ticket_id in enumerate(ids)}
-        players = {t["id"]: t["player"] for t in tickets}
-        self.queue.matched(game.name, preset.name, created["id"], seat_of, players)
-        self.queue.met(game.name, [s["player"]["id"] for s in seats])
+        owners = {t["id"]: t["player"] for t in tickets}
+        self.queue.matched(game.name, preset.name, created["id"], seat_of, owners)
+        self.queue.met(game.name, players)
         return 1
 
     # -- one live rated match per player and game ------------------------------------
@@ -230,11 +229,14 @@ class Matchmaker:
             if self.playing(game, player, named) or not self.queue.swap_ranked(
                 player, game.name, named, claim
             ):
-                for back in taken:
-                    self.queue.swap_ranked(back, game.name, claim, "")
+                self.give_back(game, taken, claim)
                 return False
             taken.append(player)
         return True
+
+    def give_back(self, game: Game, players: list[str], claim: str) -> None:
+        for player in players:
+            self.queue.swap_ranked(player, game.name, claim, "")
 
     # -- house bots ------------------------------------------------------------------
     def house_bots(self, game: Game, needed: int, mu: float) -> list[dict[str, Any]] | None:
