@@ -19,6 +19,10 @@ def test_a_thousand_streams_on_two_workers_through_one_hub_per_process():
     assert figures["streams_open"] == 1000
     assert figures["lost"] == figures["duplicated"] == figures["out_of_order"] == 0
     assert figures["deliveries"] > 1000 * 50
-    # one subscriber and a bounded pool per worker, whatever the number of streams
-    assert figures["redis_clients_streams_open"] < 50
+    # one subscriber and a bounded pool per worker, whatever the number of
+    # streams: a connection per stream would be over 1,000. Measured alone:
+    # 45 at e7fbd76, 42 now (the ranked queue's lanes add 4 idle clients to
+    # the 12 before); 60 once in a full suite run beside other tests (it
+    # was "under 50", which that run failed)
+    assert figures["redis_clients_streams_open"] < 80, figures
     assert figures["server_tracebacks"] == 0
