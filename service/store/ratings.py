@@ -447,10 +447,12 @@ def applying(ratings_: Ratings) -> Subscriber:
     confirmed: it may vanish, and the archiver applies what survived."""
 
     def after(commit: Commit) -> None:
-        changes = commit.match.get("ratings")
-        ended = any(e["type"] == "match_over" for e in commit.events)
-        if not (commit.finished and commit.confirmed and changes and ended):
+        # every commit passes here: the cheap checks first (most are no end)
+        if not (commit.finished and commit.confirmed and commit.match.get("ratings")):
             return
+        if not any(e["type"] == "match_over" for e in commit.events):
+            return
+        changes = commit.match["ratings"]
         try:
             ratings_.apply(commit.game.name, changes, commit.match["id"])
         except Exception:  # the match has ended all the same: the archiver applies them
