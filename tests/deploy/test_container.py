@@ -441,7 +441,12 @@ def test_image_worker_runs_until_sigterm(image, redis_url, tmp_path):
         stderr=subprocess.STDOUT,
     )
     try:
-        time.sleep(2)
+        # started (its signals caught), however loaded the machine; then running on
+        deadline = time.monotonic() + 60
+        while "worker ready" not in (tmp_path / "worker.log").read_text("utf-8"):
+            assert worker.poll() is None and time.monotonic() < deadline, "the worker starts"
+            time.sleep(0.2)
+        time.sleep(1)
         assert worker.poll() is None, "the worker keeps running"
     finally:
         worker.send_signal(signal.SIGTERM)

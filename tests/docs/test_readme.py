@@ -237,6 +237,10 @@ REDUCED = {
     "--seconds-between": "0.5",
     "--records": "2000",  # bench.archive's PostgreSQL database
 }
+# bench.peer as written starts six systems in turn: here the two that
+# tests/deploy/test_peer_bench.py does not run (it runs bgio-memory,
+# ours-everysec and floor-everysec).
+NARROWED = {"-m bench.peer ": "--systems bgio-flatfile,ours-always"}
 # One quick test of the suite: the command line as written, the suite itself
 # being what the CI's test command runs.
 RELIABILITY_SAMPLE = "test_a_sentinel_url_names_its_sentinels_service_and_database"
@@ -766,6 +770,7 @@ def reduced(command: Command) -> str:
     for flag, value in REDUCED.items():
         text = re.sub(rf"(?<=\s){re.escape(flag)} \S+", f"{flag} {value}", text)
     text = re.sub(r"--json \S+", "--json {tmp}/figures.json", text)
+    text += "".join(f" {flags}" for module, flags in NARROWED.items() if module in text)
     if text.startswith(".venv/bin/pytest "):
         text += f" -k {RELIABILITY_SAMPLE}"
     return text

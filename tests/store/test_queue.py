@@ -15,8 +15,12 @@ import redis
 from redis.cluster import RedisCluster, key_slot
 
 from service.store import queue as keys
-from service.store.queue import AlreadyQueued, Queue
+from service.store.queue import AlreadyQueued, Queue, now_ms
 from service.store.wakeups import wake_channel
+
+# The tickets' idle time in the expiry tests: short, with room for a machine
+# so loaded that a step of the test takes a few tenths of a second.
+IDLE_S = 1.5
 
 
 @pytest.fixture(params=["redis", "cluster"])
@@ -85,11 +89,11 @@ def test_matched_tickets_say_their_match_and_seat_and_wake_their_long_polls(clie
 
 
 def test_a_ticket_nobody_asks_for_expires_and_is_never_claimed(client):
-    queue, preset = Queue(client, idle_s=0.3), uuid.uuid4().hex[:8]
+    queue, preset = Queue(client, idle_s=IDLE_S), uuid.uuid4().hex[:8]
     a, b = joined(queue, preset, 2)
-    time.sleep(0.2)
+    time.sleep(0.6 * IDLE_S)
     queue.poll(b, preset, "dekal")  # b is asked for; a is not
-    time.sleep(0.2)
+    time.sleep(0.6 * IDLE_S)
     assert not queue.claim("dekal", preset, [a, b])
     assert queue.expire_idle("dekal", preset) == 1
     assert queue.poll(a, preset, "dekal", renew=False)["status"] == "expired"
@@ -143,11 +147,11 @@ def test_players_remember_their_last_opponents(client):
 def test_a_claimed_ticket_is_not_expired_under_its_matchmaker(client):
     """Claimed just before it would have expired, it is the matchmaker's:
     the expiry of idle tickets leaves it, and the match settles it."""
-    queue, preset = Queue(client, idle_s=0.3), uuid.uuid4().hex[:8]
+    queue, preset = Queue(client, idle_s=IDLE_S), uuid.uuid4().hex[:8]
     a, b = joined(queue, preset, 2)
-    time.sleep(0.2)
+    time.sleep(0.6 * IDLE_S)
     assert queue.claim("dekal", preset, [a, b])
-    time.sleep(0.2)  # now asked for longer ago than idle_s
-    assert queue.expire_idle("dekal", preset) == 0
+    later = now_ms() + int(0.6 * IDLE_S * 1000)  # asked for longer ago than idle_s
+    assert queue.expire_idle("dekal", preset, now=later) == 0
     queue.matched("dekal", preset, "m2", {a: 0, b: 1})
     assert {queue.poll(t, preset, "dekal")["status"] for t in (a, b)} == {"matched"}
