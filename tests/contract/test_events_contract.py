@@ -24,8 +24,8 @@ from tests.contract.conformance import contract, errors, fast_validator
 # came at match 913 in Dékal, 73 in Ducale, 18 in Gaudí and 46 in Pacal:
 # past a few times that, more matches show no event the contract has not
 # been asked about (Gaudí's take 80 ms each, Ducale's 20 ms).
-MATCHES = {"dekal": 1000, "ducale": 300, "gaudi": 200, "pacal": 1000}
-BUDGET_S = 40.0  # per game
+MATCHES = {"dekal": 400, "ducale": 150, "gaudi": 120, "pacal": 400}
+BUDGET_S = 25.0  # per game
 MAX_ACTIONS = 4000  # per match: a random playout that drags on is cut
 
 
