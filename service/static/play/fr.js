@@ -338,7 +338,7 @@ export const FR = {
   "both players are stuck": "les deux joueurs sont bloqués",
   "both pyramids are complete with the same spread": "les deux pyramides sont complètes avec le même écart",
   "the cards ran out with the pyramids level": "les cartes sont épuisées sans départager les pyramides",
-  "A perfect pyramid in {n} cards: the solitaire is won!": "Une pyramide parfaite en {n} cartes : le solitaire est gagné, vous êtes le roi Pacal !",
+  "A perfect pyramid in {n} cards: {who} is King Pacal and wins the solitaire!": "Une pyramide parfaite en {n} cartes : {who} est le roi Pacal et gagne le solitaire !",
   "The pyramid is complete after {n} cards: completed, but only 10 cards win.": "La pyramide est construite en {n} cartes : terminée, mais seules 10 cartes font gagner.",
   "The pile is empty with {filled} of 10 slots filled: the solitaire is lost.": "La pioche est vide avec {filled} cases sur 10 remplies : le solitaire est perdu.",
   // ---- Gaudí ----

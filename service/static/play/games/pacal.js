@@ -108,7 +108,7 @@ export function tell(event, name) {
     case "manche_won": return t("{who} wins manche {manche}: {why}. Manches won: {won}.", { who, manche: event.manche,
       why: t(WON[event.reason] ?? "a complete pyramid"),
       won: and(event.manches_won.map((n, s) => t("{who} {n}", { who: name(s), n }))) });
-    case "solitaire_won": return t("A perfect pyramid in {n} cards: the solitaire is won!", { n: event.score });
+    case "solitaire_won": return t("A perfect pyramid in {n} cards: {who} is King Pacal and wins the solitaire!", { n: event.score, who: name(0) });
     case "solitaire_completed": return t("The pyramid is complete after {n} cards: completed, but only 10 cards win.", { n: event.score });
     case "solitaire_lost": return t("The pile is empty with {filled} of 10 slots filled: the solitaire is lost.", { filled: event.filled });
     default: return null;
