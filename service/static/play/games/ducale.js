@@ -119,13 +119,14 @@ const jokers = (cards) => cards.filter((c) => c.as).map((c) => t(" with the joke
 // A meld in words: "a set of three 7s with the joker as the 7 of diamonds", "une tierce à cœur du 5 au 7".
 export function meldWords(meld) {
   const cards = meld.cards;
+  const known = cards.map(real).filter((card) => card !== "JOKER"); // a joker says what it stands for
   if (meld.kind === "set") {
-    const rank = split(real(cards[0]))[0];
+    const rank = split(known[0])[0];
     const kind = cards.length === 3 ? "a set of three {ranks}" : cards.length === 4 ? "a set of four {ranks}" : "a set of {n} {ranks}";
     return t(kind, { n: cards.length, ranks: rankMany(rank) }) + jokers(cards);
   }
-  const suit = t(SUITS[split(real(cards[0]))[1]][1]);
-  const [low, high] = [split(real(cards[0]))[0], split(real(cards.at(-1)))[0]];
+  const suit = t(SUITS[split(known[0])[1]][1]);
+  const [low, high] = [split(known[0])[0], split(known.at(-1))[0]];
   return t(cards.length === 3 ? "a run of three {suit} {from} {to}" : "a run of {n} {suit} {from} {to}",
     { n: cards.length, suit, from: rankFrom(low), to: rankTo(high) }) + jokers(cards);
 }
