@@ -202,3 +202,39 @@ def test_the_switch_changes_the_language_at_once_and_is_remembered(browser, serv
     walk(page, server, made, "en")
     page.context.close()
     assert not guard.complaints, guard.complaints
+
+
+def given_to_t(source: str) -> set[str]:
+    """The string literals written in the arguments of t(), tr() and tn() calls
+    (not those compared with ===, nor joiners and punctuation)."""
+    texts = set()
+    source = re.sub(r"^\s*//.*$", "", source, flags=re.M)  # the comments' examples apart
+    for call in re.finditer(r"\b(?:t|tr|tn)\(", source):
+        depth, at = 1, call.end()
+        while depth and at < len(source):
+            char = source[at]
+            if char == '"':
+                end = at + 1
+                while source[end] != '"':
+                    end += 2 if source[end] == "\\" else 1
+                before = source[call.end() : at].rstrip()
+                literal = source[at + 1 : end]
+                if not before.endswith(("===", "!==", "join(")) and re.search("[A-Za-z]", literal):
+                    texts.add(json.loads(f'"{literal}"'))
+                at = end
+            elif char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+            at += 1
+    return texts
+
+
+def test_every_text_given_to_t_has_its_french():
+    """A text written for the page has its French in fr.js (fails at once, before
+    any screen shows it)."""
+    play = FR_JS.parent
+    sources = [p for p in [*play.glob("*.js"), *play.glob("games/*.js")] if p.name != "fr.js"]
+    texts = set().union(*(given_to_t(p.read_text()) for p in sources))
+    assert len(texts) > 300, "the page's texts were not read"
+    assert not texts - set(french()), sorted(texts - set(french()))
