@@ -129,7 +129,7 @@ def test_a_whole_match_against_bots_by_clicking(new_page, server, game):
     play_out(page, move)
     check_the_end(page)
     log = page.get_by_role("region", name="Event log")
-    assert "match over" in log.inner_text()
+    assert "The match is over" in log.inner_text()
     screenshot(page, f"{game}-over")
 
 

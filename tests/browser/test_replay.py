@@ -63,7 +63,7 @@ def test_a_replay_steps_forwards_and_back_with_buttons_and_keys(new_page, server
     assert page.get_by_role("button", name="Previous").get_attribute("aria-disabled") == "true"
     page.get_by_role("button", name="Next").click()
     counter(page, 1, last)
-    assert re.search(r"(random|greedy) bot chose a face-down card", said(page)), said(page)
+    assert re.search(r"(random|greedy) bot chooses a face-down card", said(page)), said(page)
     page.get_by_role("button", name="Next").click()
     counter(page, 2, last)
     page.get_by_role("button", name="Previous").click()
@@ -134,7 +134,7 @@ def test_the_end_of_a_live_match_links_to_its_replay(new_page, server):
     counter = page.locator(".step-text .counter").filter(has_text=re.compile(r"^Step 0 of \d+$"))
     counter.wait_for()
     page.keyboard.press("End")  # the match ended with Ada's resignation
-    page.get_by_role("status").filter(has_text="Ada resigned.").wait_for()
+    page.get_by_role("status").filter(has_text="Ada resigns.").wait_for()
     assert page.get_by_role("heading", name=re.compile("^Replay: Pacal")).is_visible()
 
 
@@ -161,7 +161,7 @@ def test_a_long_replay_loads_its_pages_as_the_user_steps_across_them(new_page, s
     assert asked == ["from=0&limit=100"]
     page.keyboard.press("End")  # the last page, asked for now
     counter(page, 250, 250)
-    assert "Ada resigned." in said(page)
+    assert "Ada resigns." in said(page)
     hands = page.get_by_role("region", name="Every hand, revealed")
     for name in ("Ada", "Bob"):
         assert hands.get_by_role("group", name=f"{name}'s hand").is_visible()

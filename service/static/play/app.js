@@ -5,13 +5,10 @@
 // server that keeps no players, with a seat token for each seat, as before.
 import { call, checkDeal, follow, guest, holdSeat, matchPath, me, seatsHeld } from "./api.js";
 import { h } from "./dom.js";
+import { and, language, moment, setLanguage, t, t as tr } from "./i18n.js";
 import { leaderboard, playerPage, quickPlay, ratingChanges, stopWaiting } from "./ranked.js";
-import * as dekal from "./games/dekal.js";
-import * as ducale from "./games/ducale.js";
-import * as gaudi from "./games/gaudi.js";
-import * as pacal from "./games/pacal.js";
+import { GAMES, seatName, sentence, tell } from "./words.js";
 
-const GAMES = { dekal, pacal, gaudi, ducale };
 const PLAYERS = ["you", "random", "greedy", "mcts", "open"];
 // A replay comes a page at a time (set before route() runs below).
 const PAGE = 100; // steps per page asked for (the API serves up to 200)
@@ -25,20 +22,36 @@ let lostAt = 0; // when the player's token was last refused (revoked, expired): 
 let notice = ""; // said once, above the lobby
 
 window.addEventListener("hashchange", route);
+window.addEventListener("ludotheque:language", () => { frame(); route(); });
 window.addEventListener("ludotheque:player-lost", () => {
   if (Date.now() - lostAt < 5000) return; // once for a burst of refused answers
   lostAt = Date.now();
-  notice = "Your guest key had ended (revoked or expired): this browser plays as a new guest now. ";
+  notice = "Your guest key had ended (revoked or expired): this browser plays as a new guest now.";
   route();
 });
 setInterval(tickClocks, 1000);
 setInterval(() => guest(guestName()), 3600e3); // a tab left open renews the token too
+frame();
 route();
+
+// The page around the views, in the page's language, with the switch between the two.
+function frame() {
+  const lang = language();
+  document.documentElement.lang = lang;
+  document.title = t("Ludothèque: play");
+  const choice = (code, label) => h("button", { type: "button", lang: code, class: "lang", "aria-pressed": String(code === lang),
+    onclick: () => code !== language() && setLanguage(code) }, label);
+  const tagline = t("Dékal, Pacal, the Gaudí tile game and Ducale rummy, against bots or friends.");
+  document.querySelector("header").replaceChildren(h("h1", {}, h("a", { href: "#" }, "Ludothèque")), h("p", {}, tagline),
+    h("nav", { class: "languages", "aria-label": t("Language") }, choice("fr", "Français"), " | ", choice("en", "English")));
+  document.querySelector("footer").replaceChildren(h("p", {}, t("This page uses the public API only: read its code, then"), " ",
+    h("a", { href: "docs" }, t("the API")), "."));
+}
 
 // The name a new guest gets: the one this browser gave its seats before, else "Guest 1234".
 function guestName() {
   const kept = (localStorage.getItem("ludotheque:name") || "").trim().slice(0, 40).trim();
-  return kept || `Guest ${String(Math.floor(Math.random() * 9000) + 1000)}`;
+  return kept || t("Guest {n}", { n: String(Math.floor(Math.random() * 9000) + 1000) });
 }
 
 async function route() {
@@ -51,6 +64,7 @@ async function route() {
   const [where, game, id, seat] = location.hash.slice(1).replace(/^replay=/, "replay/").split("/");
   stopWaiting(); // a ticket waits while its lobby is on screen: leaving it leaves the queue
   const titleOf = (name) => GAMES[name]?.title ?? name;
+  main.replaceChildren(h("p", {}, t("Loading…")));
   if (where === "match") openTable(game, id);
   else if (where === "leaderboard") leaderboard(show, game, id, titleOf);
   else if (where === "player") playerPage(show, game, titleOf);
@@ -65,8 +79,42 @@ function show(...nodes) {
 
 function problem(error) {
   const p = error.problem;
-  return p ? `Refused (${p.code}): ${p.detail || p.title}` : `Network error: ${error.message}`;
+  if (!p) return t("Network error: {message}", { message: error.message });
+  // In English the server's own words; in French the code's meaning when known.
+  const known = REFUSALS[p.code];
+  return language() === "en" || !known ? t("Refused ({code}): {detail}", { code: p.code, detail: p.detail || p.title })
+    : t("Refused: {detail}", { detail: t(known) });
 }
+
+// What each refusal the page may meet means, for the French page.
+const REFUSALS = {
+  abort_too_late: "it is too late to call this match off.",
+  already_seated: "you already have a seat at this table.",
+  conflict: "the table changed meanwhile: try again.",
+  game_not_found: "there is no such game.",
+  illegal_action: "this move is not allowed now.",
+  invalid_options: "these options are not valid.",
+  invalid_request: "the request is not valid.",
+  invalid_token: "your key is not valid any more.",
+  match_not_found: "there is no such match.",
+  match_not_over: "the match is not over yet.",
+  match_not_started: "the match has not started yet.",
+  match_over: "the match is over.",
+  match_started: "the match has started already.",
+  not_your_seat: "this seat is not yours.",
+  not_your_turn: "it is not your turn.",
+  player_not_found: "there is no such player.",
+  replay_too_long: "this match is too long to replay here.",
+  seat_not_found: "there is no such seat.",
+  seat_reserved: "this seat is kept for another player.",
+  seat_resigned: "this seat has resigned.",
+  seat_taken: "this seat is taken already.",
+  seed_not_allowed: "a chosen deal is not allowed at this table.",
+  store_unavailable: "the server cannot keep games just now: try again later.",
+  players_unavailable: "this server keeps no players.",
+  already_queued: "you are in the queue already.",
+  ticket_not_found: "this place in the queue is gone.",
+};
 
 // ---- The lobby: create a table, or join a listed one ----
 
@@ -75,10 +123,10 @@ async function showLobby() {
   const { games } = await call("GET", "v1/games");
   if (view !== views) return;
   const gameSelect = h("select", { id: "game", onchange: () => drawSeats() },
-    games.map((g) => h("option", { value: g.name }, GAMES[g.name].title)));
+    games.map((g) => h("option", { value: g.name }, GAMES[g.name]?.title ?? g.name)));
   const countSelect = h("select", { id: "count", onchange: () => drawSeats() });
   const seats = h("fieldset", { class: "seats" });
-  const name = h("input", { id: "name", value: localStorage.getItem("ludotheque:name") || "Me" });
+  const name = h("input", { id: "name", value: localStorage.getItem("ludotheque:name") || t("Me") });
   const mine = player && h("section", { "aria-labelledby": "mine-title" });
   const listed = h("input", { type: "checkbox", id: "listed", checked: true });
   const options = h("fieldset", { class: "options" });
@@ -91,10 +139,10 @@ async function showLobby() {
     const count = Math.min(Math.max(Number(countSelect.value) || 2, min), max);
     countSelect.replaceChildren(...Array.from({ length: max - min + 1 }, (_, i) =>
       h("option", { value: min + i, selected: min + i === count }, String(min + i))));
-    seats.replaceChildren(h("legend", {}, "Seats"), ...Array.from({ length: count }, (_, i) =>
-      h("label", {}, `Seat ${i + 1} `, h("select", { name: `seat${i}`, "data-seat": i },
+    seats.replaceChildren(h("legend", {}, t("Seats")), ...Array.from({ length: count }, (_, i) =>
+      h("label", {}, t("Seat {n}", { n: i + 1 }), " ", h("select", { name: `seat${i}`, "data-seat": i },
         PLAYERS.map((p) => h("option", { value: p, selected: p === (i ? "greedy" : "you") },
-          p === "you" ? "you" : p === "open" ? "open seat (a friend)" : `bot: ${p}`))))));
+          t({ you: "you", open: "open seat (a friend)", random: "bot: random", greedy: "bot: greedy", mcts: "bot: MCTS" }[p])))))));
     drawOptions(game().options, options);
     listTables();
   }
@@ -129,30 +177,30 @@ async function showLobby() {
   // The lobby, newest first, a page at a time (`next` is the cursor of the next page).
   async function listTables() {
     const list = h("ul", {});
-    const more = h("button", { type: "button", hidden: true }, "More tables");
+    const more = h("button", { type: "button", hidden: true }, t("More tables"));
     async function page(cursor) {
       const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
       const { matches, next } = await call("GET", `v1/games/${game().name}/matches${query}`);
       list.append(...matches.map((m) => h("li", {},
-        `${m.players} seats: ${m.seats.map((s) => s.name || s.bot || "open").join(", ")} `,
+        t("{n} seats: {who}", { n: m.players, who: m.seats.map((s, i) => (s.name || s.bot ? seatName(m.seats, i) : t("open"))).join(", ") }), " ",
         m.open_seats.map((seat) => h("a", { class: "button", href: `#join/${game().name}/${m.id}/${seat}` },
-          `Join seat ${seat + 1}`)))));
+          t("Join seat {n}", { n: seat + 1 }))))));
       more.hidden = !next;
       more.onclick = () => page(next);
-      if (!list.children.length && !next) list.replaceChildren(h("li", {}, "None right now."));
+      if (!list.children.length && !next) list.replaceChildren(h("li", {}, t("None right now.")));
     }
-    tables.replaceChildren(h("h2", { id: "tables-title" }, "Tables waiting for players"), list, more,
-      h("button", { type: "button", onclick: listTables }, "Refresh"));
+    tables.replaceChildren(h("h2", { id: "tables-title" }, t("Tables waiting for players")), list, more,
+      h("button", { type: "button", onclick: listTables }, t("Refresh")));
     await page(null);
   }
 
   const quick = player && quickPlay(games, (name) => GAMES[name]?.title ?? name);
   show(identity(), quick, mine, h("form", { onsubmit: create, "aria-labelledby": "new-title" },
-    h("h2", { id: "new-title" }, "New table"),
-    h("label", {}, "Game ", gameSelect), h("label", {}, "Players ", countSelect),
-    player ? null : h("label", {}, "Your name ", name), seats, options,
-    h("label", {}, listed, " List it in the lobby"),
-    h("button", { type: "submit" }, "Create"), message), tables, replayForm(games));
+    h("h2", { id: "new-title" }, t("New table")),
+    h("label", {}, t("Game"), " ", gameSelect), h("label", {}, t("Players"), " ", countSelect),
+    player ? null : h("label", {}, t("Your name"), " ", name), seats, options,
+    h("label", {}, listed, " ", t("List it in the lobby")),
+    h("button", { type: "submit" }, t("Create")), message), tables, replayForm(games));
   drawSeats();
   if (mine) myTables(mine, games);
 }
@@ -162,24 +210,24 @@ function identity() {
   if (!player) return null;
   const said = notice;
   notice = "";
-  return h("p", { class: "identity", role: "status" }, said,
-    "You play as ", h("strong", {}, player.name),
-    ", a guest player: this browser keeps your key, so your tables go on in any tab and after a reload. ",
-    h("a", { href: `#player/${player.id}` }, "Your ratings"), ".");
+  return h("p", { class: "identity", role: "status" }, said ? `${t(said)} ` : "",
+    t("You play as"), " ", h("strong", {}, player.name), t(", a guest player: this browser keeps your key, so your tables go on in any tab and after a reload."), " ",
+    h("a", { href: `#player/${player.id}` }, t("Your ratings")), ".");
 }
 
 const STATUS = { waiting: "waiting for players", active: "in play", finished: "over" };
+const MATCH_STATUS = { waiting: "waiting", active: "active", finished: "finished" };
 
 // The player's matches, newest first, a page at a time (GET /v1/players/me/matches).
 async function myTables(section, games) {
   const view = views;
   const list = h("ul", { class: "my-tables" });
-  const more = h("button", { type: "button", hidden: true }, "More of my tables");
+  const more = h("button", { type: "button", hidden: true }, t("More of my tables"));
   const note = h("p", { role: "status" });
   const title = (game) => GAMES[game]?.title ?? games.find((g) => g.name === game)?.name ?? game;
-  const when = (moment) => new Date(moment).toLocaleString();
+  const when = moment;
   const who = (m) => (Array.isArray(m.seats)
-    ? m.seats.map((s, i) => ((s.seat ?? i) === m.seat ? "you" : s.name || (s.bot ? `${s.bot} bot` : "open seat"))).join(", ")
+    ? m.seats.map((s, i) => ((s.seat ?? i) === m.seat ? t("you") : s.name || s.bot ? seatName(m.seats, i) : t("open seat"))).join(", ")
     : "");
   async function page(cursor) {
     const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
@@ -187,18 +235,19 @@ async function myTables(section, games) {
     try {
       answer = await call("GET", `v1/players/me/matches${query}`, { token: me()?.token });
     } catch (error) {
-      if (view === views) note.textContent = `Your tables could not be listed. ${problem(error)}`;
+      if (view === views) note.textContent = `${t("Your tables could not be listed.")} ${problem(error)}`;
       return;
     }
     if (view !== views) return;
     const { items, next } = answer;
     list.append(...items.map((m) => {
-      const name = `${title(m.game)} table ${m.id.slice(0, 8)}`;
+      const name = t("{game} table {id}", { game: title(m.game), id: m.id.slice(0, 8) });
       const open = (text, where) => h("a", { class: "button", href: `#${where}/${m.game}/${m.id}`,
-        "aria-label": `${text}: ${name}` }, text);
+        "aria-label": `${t(text)}: ${name}` }, t(text));
       return h("li", {},
-        h("strong", {}, title(m.game)), ` table ${m.id.slice(0, 8)} · ${STATUS[m.status] ?? m.status}`,
-        m.status === "finished" && m.ended_at ? ` · ended ${when(m.ended_at)}` : m.created_at ? ` · made ${when(m.created_at)}` : "",
+        h("strong", {}, title(m.game)), ` ${t("table {id}", { id: m.id.slice(0, 8) })} · ${t(STATUS[m.status] ?? "over")}`,
+        m.status === "finished" && m.ended_at ? ` · ${t("ended {when}", { when: when(m.ended_at) })}`
+          : m.created_at ? ` · ${t("made {when}", { when: when(m.created_at) })}` : "",
         who(m) ? ` · ${who(m)} ` : " ",
         m.status === "finished"
           ? [open("Replay", "replay"), open("The end", "match")]
@@ -206,50 +255,59 @@ async function myTables(section, games) {
     }));
     more.hidden = !next;
     more.onclick = () => page(next);
-    if (!list.children.length && !next) list.replaceChildren(h("li", {}, "None yet: create a table or join one."));
+    if (!list.children.length && !next) list.replaceChildren(h("li", {}, t("None yet: create a table or join one.")));
   }
-  section.replaceChildren(h("h2", { id: "mine-title" }, "My tables"), list, more, note,
-    h("button", { type: "button", onclick: () => myTables(section, games) }, "Refresh my tables"));
+  section.replaceChildren(h("h2", { id: "mine-title" }, t("My tables")), list, more, note,
+    h("button", { type: "button", onclick: () => myTables(section, games) }, t("Refresh my tables")));
   await page(null);
 }
 
 // Any finished match, from its id (or a link that holds it).
 function replayForm(games) {
-  const game = h("select", { id: "replay-game" }, games.map((g) => h("option", { value: g.name }, GAMES[g.name].title)));
+  const game = h("select", { id: "replay-game" }, games.map((g) => h("option", { value: g.name }, GAMES[g.name]?.title ?? g.name)));
   const id = h("input", { id: "replay-id", required: true, autocomplete: "off", spellcheck: "false",
-    placeholder: "the match's id" });
+    placeholder: t("the match's id") });
   const open = (event) => {
     event.preventDefault();
     const text = id.value.trim();
     location.hash = `replay/${game.value}/${text.match(/[0-9a-f]{32}/)?.[0] ?? encodeURIComponent(text)}`;
   };
   return h("form", { onsubmit: open, "aria-labelledby": "replay-title" },
-    h("h2", { id: "replay-title" }, "Replay a match"),
-    h("label", {}, "Game ", game), h("label", {}, "Match id ", id),
-    h("button", { type: "submit" }, "Replay"));
+    h("h2", { id: "replay-title" }, t("Replay a match")),
+    h("label", {}, t("Game"), " ", game), h("label", {}, t("Match id"), " ", id),
+    h("button", { type: "submit" }, t("Replay")));
 }
 
 // A field for each simple option of the game's JSON Schema (GET /v1/games); empty: the default.
 function drawOptions(schema, fieldset) {
   const fields = Object.entries(schema.properties || {}).map(([key, p]) => {
-    const label = key.replaceAll("_", " ");
+    const label = t(OPTION_NAMES[key] ?? "option");
     const types = [p.type].flat();
     let field;
     if (types.includes("boolean")) field = h("input", { type: "checkbox", name: key, checked: p.default === true });
-    else if (p.enum) field = h("select", { name: key, "data-number": typeof p.enum[0] === "number" && "1" }, h("option", { value: "" }, `default (${p.default ?? "none"})`),
-      p.enum.filter((v) => v !== null).map((v) => h("option", { value: v }, String(v))));
+    else if (p.enum) field = h("select", { name: key, "data-number": typeof p.enum[0] === "number" && "1" }, h("option", { value: "" }, t("default ({value})", { value: optionValue(p.default) })),
+      p.enum.filter((v) => v !== null).map((v) => h("option", { value: v }, optionValue(v))));
     else if (types.includes("integer")) field = h("input", { type: "number", name: key, "data-number": "1", min: p.minimum, max: p.maximum,
-      placeholder: `default: ${p.default ?? "none"}` });
+      placeholder: t("default: {value}", { value: optionValue(p.default) }) });
     else return null;
-    return h("label", { title: p.description || "" }, `${label} `, field);
+    return h("label", {}, label, " ", field);
   }).filter(Boolean);
-  fieldset.replaceChildren(h("legend", {}, "Options"), ...fields);
+  fieldset.replaceChildren(h("legend", {}, t("Options")), ...fields);
 }
+
+// The games' options (GET /v1/games) and their values, in words.
+const OPTION_NAMES = {
+  first_player: "first player", target_score: "target score", manches_to_win: "manches to win", mode: "mode",
+  short_game: "short game", beginner: "beginner rules", children: "children's game", opening_minimum: "opening minimum",
+  max_stock_rebuilds: "most stock rebuilds", turn_timeout_s: "seconds per turn",
+};
+const OPTION_VALUES = { lowest_card: "lowest card", random: "at random", match: "match", solitaire: "solitaire" };
+const optionValue = (v) => (v === null || v === undefined ? t("none") : OPTION_VALUES[v] ? t(OPTION_VALUES[v]) : String(v));
 
 // ---- A seat link: a friend takes the open seat ----
 
 function showJoin(game, id, seat) {
-  const name = h("input", { id: "name", value: localStorage.getItem("ludotheque:name") || "Friend" });
+  const name = h("input", { id: "name", value: localStorage.getItem("ludotheque:name") || t("Friend") });
   const message = h("p", { role: "alert" });
   async function join(event) {
     event.preventDefault();
@@ -266,10 +324,10 @@ function showJoin(game, id, seat) {
     }
   }
   show(h("form", { onsubmit: join },
-    h("h2", {}, `Join a table of ${GAMES[game].title}, seat ${seat + 1}`),
-    player ? h("p", {}, "You take it as ", h("strong", {}, player.name), ".") : h("label", {}, "Your name ", name),
-    h("button", { type: "submit" }, "Take the seat"), message,
-    h("p", {}, h("a", { href: `#match/${game}/${id}` }, "Watch instead"))));
+    h("h2", {}, t("Join a table of {game}, seat {n}", { game: GAMES[game]?.title ?? game, n: seat + 1 })),
+    player ? h("p", {}, t("You take it as"), " ", h("strong", {}, player.name), ".") : h("label", {}, t("Your name"), " ", name),
+    h("button", { type: "submit" }, t("Take the seat")), message,
+    h("p", {}, h("a", { href: `#match/${game}/${id}` }, t("Watch instead")))));
 }
 
 // ---- The table ----
@@ -327,7 +385,7 @@ async function refresh(t) {
     t.message = problem(error);
     if (table !== t) return;
     if (t.match) render(t);
-    else show(h("p", { role: "alert" }, t.message), h("a", { href: "#", class: "button" }, "Back to the lobby"));
+    else show(h("p", { role: "alert" }, t.message), h("a", { href: "#", class: "button" }, tr("Back to the lobby")));
   }
 }
 
@@ -368,10 +426,7 @@ async function lifecycle(t, verb, seats = [t.seat]) {
   await refresh(t);
 }
 
-const nameOf = (match, seat) => {
-  const s = match.seats[seat];
-  return s ? s.name || (s.bot ? `${s.bot} bot` : `seat ${seat + 1}`) : `seat ${seat + 1}`;
-};
+const nameOf = (match, seat) => seatName(match.seats, seat);
 
 function render(t) {
   const { match, seat } = t;
@@ -382,45 +437,46 @@ function render(t) {
         seat, legal: t.legal, act: (action) => act(t, action), name: (s) => nameOf(match, s), match,
         redraw: () => render(t),
       })
-    : h("p", {}, "The match starts when every seat is taken.");
+    : h("p", {}, tr("The match starts when every seat is taken."));
   const openLinks = match.seats.filter((s) => s.open).map((s) => {
     const link = `${location.origin}${location.pathname}#join/${t.game}/${t.id}/${s.seat}`;
-    return h("li", {}, `Seat ${s.seat + 1} is open. Send this link to a friend: `,
+    return h("li", {}, tr("Seat {n} is open. Send this link to a friend:", { n: s.seat + 1 }), " ",
       h("a", { href: link, class: "seat-link" }, link));
   });
   const held = Object.keys(t.held).map(Number);
   // A rematch seat kept for the player: taken by accepting the rematch at the match before.
   const before = t.log.find((e) => e.type === "match_created")?.rematch_of;
   const awaits = t.reserved !== undefined && match.seats[t.reserved]?.reserved
-    ? h("p", { class: "links" }, `Seat ${t.reserved + 1} of this rematch is kept for you: `,
-      before ? h("a", { href: `#match/${t.game}/${before}` }, "accept it at the match before") : "accept it at the match before",
+    ? h("p", { class: "links" }, tr("Seat {n} of this rematch is kept for you:", { n: t.reserved + 1 }), " ",
+      before ? h("a", { href: `#match/${t.game}/${before}` }, tr("accept it at the match before")) : tr("accept it at the match before"),
       ".")
     : null;
   show(
-    h("h2", {}, `${module.title} `, h("small", {}, `table ${t.id.slice(0, 8)} · ${match.status}`)),
-    h("ul", { class: "players", "aria-label": "Players" }, match.seats.map((s) =>
+    h("h2", {}, `${module.title} `, h("small", {}, `${tr("table {id}", { id: t.id.slice(0, 8) })} · ${tr(MATCH_STATUS[match.status] ?? "finished")}`)),
+    h("ul", { class: "players", "aria-label": tr("Players") }, match.seats.map((s) =>
       h("li", { class: match.to_act.includes(s.seat) ? "to-act" : "" },
-        `${nameOf(match, s.seat)}${held.includes(s.seat) ? " (you)" : ""}`,
-        match.to_act.includes(s.seat) ? " · to play" : "",
+        held.includes(s.seat) ? tr("{who} (you)", { who: nameOf(match, s.seat) }) : nameOf(match, s.seat),
+        match.to_act.includes(s.seat) ? ` · ${tr("to play")}` : "",
         match.deadlines?.[s.seat] ? h("span", { class: "clock", "data-deadline": match.deadlines[s.seat] }) : null))),
     openLinks.length ? h("ul", { class: "links" }, openLinks) : null, awaits,
     h("p", { role: "alert", class: "message" }, t.message),
     h("div", { class: "layout" },
-      h("section", { class: "board", "aria-label": "Table" }, board),
-      h("section", { class: "log", "aria-label": "Event log" }, h("h3", {}, "Events"),
-        h("ol", { "aria-live": "polite" }, t.log.filter((e) => e.type !== "action").slice(-60).map((e) => h("li", {}, describe(match, e)))))),
+      h("section", { class: "board", "aria-label": tr("Table") }, board),
+      h("section", { class: "log", "aria-label": tr("Event log") }, h("h3", {}, tr("Events")),
+        h("ol", { "aria-live": "polite" }, t.log.filter((e) => e.type !== "action").slice(-60).map((e) =>
+          h("li", {}, sentence(t.game, e, (s) => nameOf(match, s))))))),
     outcome(t),
     h("p", { class: "controls" },
-      match.status === "active" && held.length ? h("button", { onclick: () => lifecycle(t, "resign") }, "Resign") : null,
-      match.status === "active" && held.length ? h("button", { onclick: () => lifecycle(t, "abort") }, "Abort") : null,
+      match.status === "active" && held.length ? h("button", { onclick: () => lifecycle(t, "resign") }, tr("Resign")) : null,
+      match.status === "active" && held.length ? h("button", { onclick: () => lifecycle(t, "abort") }, tr("Abort")) : null,
       match.status === "finished" && held.length
-        ? h("button", { onclick: () => lifecycle(t, "rematch", held) }, match.rematch ? "Accept the rematch" : "Rematch")
+        ? h("button", { onclick: () => lifecycle(t, "rematch", held) }, tr(match.rematch ? "Accept the rematch" : "Rematch"))
         : null,
-      h("a", { href: "#", class: "button" }, "Back to the lobby")),
-    h("p", { class: "proof" }, "Deal committed: ",
+      h("a", { href: "#", class: "button" }, tr("Back to the lobby"))),
+    h("p", { class: "proof" }, tr("Deal committed:"), " ",
       h("code", { title: match.seed_commitment || "" }, match.seed_commitment
-        ? `${match.seed_commitment.slice(0, 8)}…${match.seed_commitment.slice(-4)}` : "no proof of the deal"),
-      match.seeded ? " (practice deal: its creator chose the shuffle)" : ""),
+        ? `${match.seed_commitment.slice(0, 8)}…${match.seed_commitment.slice(-4)}` : tr("no proof of the deal")),
+      match.seeded ? ` ${tr("(practice deal: its creator chose the shuffle)")}` : ""),
   );
   tickClocks();
   main.querySelector(".log ol").scrollTop = 1e6; // the latest events in sight
@@ -432,41 +488,30 @@ function outcome(t) {
   const { match } = t;
   const o = match.outcome;
   if (!o) return null;
-  const verdict = h("p", { class: "verdict" }, "Checking the deal…");
+  const verdict = h("p", { class: "verdict" }, tr("Checking the deal…"));
   if (o.seed !== undefined && o.salt) {
     checkDeal(t.game, t.id).then(({ holds }) => {
       verdict.textContent = holds
-        ? "Deal verified: the revealed seed and salt give the commitment shown from the start."
-        : "The revealed seed does NOT match the commitment!";
-    }).catch(() => { verdict.textContent = "The deal could not be checked in this browser."; });
-  } else verdict.textContent = "No seed revealed for this match.";
-  return h("section", { class: "outcome", "aria-label": "Outcome" }, results(o, (s) => nameOf(match, s)),
-    match.rated ? ratingChanges(t.log, (s) => nameOf(match, s)) : null, verdict, h("p", {}, h("a", { href: `#replay/${t.game}/${t.id}`, class: "button replay-link" }, "Replay this match"),
-      " ", h("a", { href: `${matchPath(t.game, t.id)}/record` }, "The match's record")));
+        ? tr("Deal verified: the revealed seed and salt give the commitment shown from the start.")
+        : tr("The revealed seed does NOT match the commitment!");
+    }).catch(() => { verdict.textContent = tr("The deal could not be checked in this browser."); });
+  } else verdict.textContent = tr("No seed revealed for this match.");
+  return h("section", { class: "outcome", "aria-label": tr("Outcome") }, results(o, (s) => nameOf(match, s)),
+    match.rated ? ratingChanges(t.log, (s) => nameOf(match, s)) : null, verdict, h("p", {}, h("a", { href: `#replay/${t.game}/${t.id}`, class: "button replay-link" }, tr("Replay this match")),
+      " ", h("a", { href: `${matchPath(t.game, t.id)}/record` }, tr("The match's record"))));
 }
 
 // Who won, how it ended, the scores.
 function results(o, name) {
-  const winners = o.winners.map(name).join(" and ");
+  const winners = and(o.winners.map(name));
   // a game with no winner (Gaudí's children's game) reports what was built together
   const together = o.animals_completed !== undefined && !o.winners.length && !o.ended_by;
   return [
-    h("h3", {}, winners ? `Over: ${winners} ${o.winners.length === 1 ? "wins" : "win"}` : "Over: no winner"),
-    o.ended_by ? h("p", {}, `Ended by ${o.ended_by}.`) : null,
-    together ? h("p", {}, `Together: ${o.animals_completed} animals completed, ${o.tiles_laid} tiles laid.`) : null,
+    h("h3", {}, winners ? t(o.winners.length === 1 ? "Over: {who} wins" : "Over: {who} win", { who: winners }) : t("Over: no winner")),
+    o.ended_by ? h("p", {}, t(o.ended_by === "abort" ? "The match was called off." : "The match ended with a resignation.")) : null,
+    together ? h("p", {}, t("Together: {animals} animals completed, {tiles} tiles laid.", { animals: o.animals_completed, tiles: o.tiles_laid })) : null,
     o.scores && !together ? h("ul", {}, o.scores.map((score, s) => h("li", {}, `${name(s)}: ${score}`))) : null,
   ];
-}
-
-function describe(match, event) {
-  // The match, its seats and commitment are shown above the table already.
-  const { index, version, type, seat, seats, seed_commitment: commitment, match: _, game, ...rest } = event;
-  const who = seat !== undefined ? `${nameOf(match, seat)}: ` : "";
-  const details = Object.entries(rest).map(([k, v]) => {
-    const text = typeof v === "object" ? JSON.stringify(v) : String(v);
-    return `${k.replaceAll("_", " ")} ${text.length > 40 ? `${text.slice(0, 39)}…` : text}`;
-  });
-  return `${who}${type.replaceAll("_", " ")}${details.length ? ` (${details.join(", ")})` : ""}`;
 }
 
 // ---- A finished match, step by step (GET .../replay) ----
@@ -477,9 +522,9 @@ const LABELS = { first: ["« ", "First", ""], previous: ["‹ ", "Previous", ""]
 async function showReplay(game, id) {
   const view = views;
   const module = GAMES[game];
-  const back = h("a", { href: "#", class: "button" }, "Back to the lobby");
+  const back = h("a", { href: "#", class: "button" }, t("Back to the lobby"));
   const path = `${matchPath(game, id)}/replay`;
-  const record = () => h("a", { href: `${matchPath(game, id)}/record` }, "The match's record");
+  const record = () => h("a", { href: `${matchPath(game, id)}/record` }, t("The match's record"));
   // The replay comes a page of PAGE steps at a time: steps[i] once its page is here.
   const steps = [];
   const pages = new Map(); // a page's first step -> its answer, on the way or here
@@ -502,11 +547,11 @@ async function showReplay(game, id) {
     await load(0);
   } catch (error) {
     const code = error.problem?.code;
-    const live = code === "match_not_over" && h("p", {}, "Not over yet: ",
-      h("a", { href: `#match/${game}/${id}` }, "watch it live"), ".");
+    const live = code === "match_not_over" && h("p", {}, t("Not over yet:"), " ",
+      h("a", { href: `#match/${game}/${id}` }, t("watch it live")), ".");
     const long = code === "replay_too_long" && h("p", {},
-      "This match is too long to replay here, step by step. ", record(),
-      " has every action: check it or replay it with ludotheque verify.");
+      t("This match is too long to replay here, step by step."), " ", record(), " ",
+      t("has every action: check it or replay it with ludotheque verify."));
     if (view === views) show(h("p", { role: "alert" }, problem(error)), live || long, back);
     return;
   }
@@ -521,20 +566,20 @@ async function showReplay(game, id) {
   const note = h("p", { class: "hint", "aria-live": "polite" });
   const buttons = Object.fromEntries(["first", "previous", "next", "last"].map((move) => [move,
     h("button", { type: "button", onclick: () => go(move), "aria-keyshortcuts": Object.keys(KEYS).find((k) => KEYS[k] === move) },
-      ...LABELS[move].map((text, i) => i === 1 ? text : h("span", { "aria-hidden": "true" }, text)))]));
+      ...LABELS[move].map((text, i) => i === 1 ? t(text) : h("span", { "aria-hidden": "true" }, text)))]));
 
   async function go(move) {
     const to = { first: 0, previous: wanted - 1, next: wanted + 1, last }[move];
     if (to < 0 || to > last || to === wanted) return;
     wanted = to;
     if (!steps[to]) {
-      note.textContent = `Loading step ${to}…`;
+      note.textContent = t("Loading step {n}…", { n: to });
       try {
         await load(to);
       } catch (error) {
         if (view === views && wanted === to) {
           wanted = at;
-          note.textContent = `Step ${to} did not load: ${problem(error)}`;
+          note.textContent = t("Step {n} did not load: {why}", { n: to, why: problem(error) });
         }
         return;
       }
@@ -551,22 +596,22 @@ async function showReplay(game, id) {
     for (const [move, button] of Object.entries(buttons)) {
       button.setAttribute("aria-disabled", String(move === "first" || move === "previous" ? at === 0 : at === last));
     }
-    const said = at === 0 ? ["The deal: the table as everyone saw it at the start."]
-      : step.events.map((event) => tell(module, event, name)).filter(Boolean);
-    if (at > 0 && !said.length) said.push(`${name(step.seat)} played.`);
+    const said = at === 0 ? [t("The deal: the table as everyone saw it at the start.")]
+      : step.events.map((event) => tell(game, event, name)).filter(Boolean);
+    if (at > 0 && !said.length) said.push(t("{who} plays.", { who: name(step.seat) }));
     // a resignation or an abort: after this many actions, outside the rules
     for (const end of replay.endings.filter((e) => e.after === at)) {
-      said.push(end.type === "resigned" ? `${name(end.seat)} resigned.` : `${name(end.seat)} called the match off.`);
+      said.push(t(end.type === "resigned" ? "{who} resigns." : "{who} calls the match off.", { who: name(end.seat) }));
     }
-    status.replaceChildren(h("p", { class: "counter" }, `Step ${at} of ${last}`),
+    status.replaceChildren(h("p", { class: "counter" }, t("Step {n} of {last}", { n: at, last })),
       h("ul", { class: "said" }, said.map((text) => h("li", {}, text))));
     const board = module.draw(step.view, { seat: null, legal: [], act: () => {}, name, match: { seats }, redraw: () => {} });
     stage.replaceChildren(
-      h("section", { class: "board", "aria-label": "Table" }, board),
+      h("section", { class: "board", "aria-label": t("Table") }, board),
       at === last ? h("section", { class: "hands", "aria-labelledby": "hands-title" },
-        h("h3", { id: "hands-title" }, "Every hand, revealed"),
+        h("h3", { id: "hands-title" }, t("Every hand, revealed")),
         replay.hands.map((seen, s) => module.hand(seen, s, name))) : null,
-      at === last ? h("section", { class: "outcome", "aria-label": "Outcome" }, results(replay.outcome, name)) : null);
+      at === last ? h("section", { class: "outcome", "aria-label": t("Outcome") }, results(replay.outcome, name)) : null);
     // the next page, before the user steps onto it
     if (at + PREFETCH <= last && !steps[at + PREFETCH]) load(at + PREFETCH).catch(() => {});
   }
@@ -580,30 +625,18 @@ async function showReplay(game, id) {
   document.addEventListener("keydown", keys);
   table = { stop: () => document.removeEventListener("keydown", keys) };
   show(
-    h("h2", {}, `Replay: ${module.title} `, h("small", {}, `table ${id.slice(0, 8)}`)),
-    h("ul", { class: "players", "aria-label": "Players" }, seats.map((s) => h("li", {}, name(s.seat)))),
-    h("nav", { class: "replay-controls", "aria-label": "Steps" }, Object.values(buttons),
-      h("span", { class: "hint" }, " or the arrow keys, Home and End")),
+    h("h2", {}, t("Replay: {game}", { game: module.title }), " ", h("small", {}, t("table {id}", { id: id.slice(0, 8) }))),
+    h("ul", { class: "players", "aria-label": t("Players") }, seats.map((s) => h("li", {}, name(s.seat)))),
+    h("nav", { class: "replay-controls", "aria-label": t("Steps") }, Object.values(buttons),
+      h("span", { class: "hint" }, " ", t("or the arrow keys, Home and End"))),
     note, status, stage,
     h("p", { class: "controls" }, record(), " ", back));
   draw();
 }
 
-// One public event in words: the game's own sentence, else the service's, else its type.
-function tell(module, event, name) {
-  const said = module.tell(event, name);
-  if (said) return said;
-  const who = Number.isInteger(event.seat) ? `${name(event.seat)} ` : "";
-  if (event.type === "match_over") {
-    const winners = (event.winners || []).map(name).join(" and ");
-    return winners ? `The match is over: ${winners} ${event.winners.length === 1 ? "wins" : "win"}.` : "The match is over.";
-  }
-  return `${who}${event.type.replaceAll("_", " ")}.`;
-}
-
 function tickClocks() {
   for (const clock of document.querySelectorAll(".clock")) {
     const left = Math.max(0, Math.round(Number(clock.dataset.deadline) - Date.now() / 1000));
-    clock.textContent = ` · ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} left`;
+    clock.textContent = ` · ${t("{time} left", { time: `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}` })}`;
   }
 }

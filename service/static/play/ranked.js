@@ -2,13 +2,24 @@
 // and a player's page with its rating history drawn (#player/ID). Needs a player (api.js guest()).
 import { call, me } from "./api.js";
 import { h } from "./dom.js";
+import { date, language, t, tn } from "./i18n.js";
 
 const WAIT_S = 25; // a ticket's long poll; each one also keeps the ticket alive
 let ticket = null; // this tab's ticket: { id, game, stop }, while it waits
 
 const said = (error) => {
   const p = error.problem;
-  return p ? `Refused (${p.code}): ${p.detail || p.title}` : `Network error: ${error.message}`;
+  if (!p) return t("Network error: {message}", { message: error.message });
+  return language() === "en" ? t("Refused ({code}): {detail}", { code: p.code, detail: p.detail || p.title })
+    : t("Refused: {detail}", { detail: t(REFUSALS[p.code] ?? "the server refused.") });
+};
+const REFUSALS = {
+  already_queued: "you are in the queue already.",
+  invalid_token: "your key is not valid any more.",
+  player_not_found: "there is no such player.",
+  ticket_not_found: "this place in the queue is gone.",
+  game_not_found: "there is no such game.",
+  invalid_request: "the request is not valid.",
 };
 
 // A "Quick play" button per game (with its presets), or the ticket waiting.
@@ -36,14 +47,14 @@ export function quickPlay(games, titleOf) {
     const leave = h("button", { type: "button", onclick: () => {
       stopWaiting();
       draw();
-    } }, "Leave the queue");
+    } }, t("Leave the queue"));
     const started = Date.now();
     const tick = () => {
-      status.textContent = `Looking for opponents for ${titleOf(found.game)}… ${Math.round((Date.now() - started) / 1000)} s`;
+      status.textContent = t("Looking for opponents for {game}… {s} s", { game: titleOf(found.game), s: Math.round((Date.now() - started) / 1000) });
     };
     tick();
     const timer = setInterval(tick, 1000);
-    section.replaceChildren(h("h2", { id: "quick-title" }, "Quick play"), status, leave, message);
+    section.replaceChildren(h("h2", { id: "quick-title" }, t("Quick play")), status, leave, message);
     (async () => {
       let current = found;
       while (!stopped && current.status === "waiting") {
@@ -62,7 +73,7 @@ export function quickPlay(games, titleOf) {
       } else {
         draw();
         message.textContent = current.status === "expired"
-          ? "Your place in the queue expired. Press quick play again."
+          ? t("Your place in the queue expired. Press quick play again.")
           : message.textContent;
       }
     })();
@@ -72,14 +83,15 @@ export function quickPlay(games, titleOf) {
     const rows = await Promise.all(games.map(async (g) => {
       const presets = await call("GET", `v1/games/${g.name}/queue`).then((q) => q.presets).catch(() => []);
       if (!presets.length) return null;
-      const choice = h("select", { "aria-label": `Players for ${titleOf(g.name)}` },
-        presets.map((p) => h("option", { value: p.name }, `${p.players} players${p.waiting ? ` (${p.waiting} waiting)` : ""}`)));
+      const choice = h("select", { "aria-label": t("Players for {game}", { game: titleOf(g.name) }) },
+        presets.map((p) => h("option", { value: p.name }, p.waiting
+          ? t("{n} players ({waiting} waiting)", { n: p.players, waiting: p.waiting }) : t("{n} players", { n: p.players }))));
       return h("li", {}, h("button", { type: "button", class: "quick", onclick: () => join(g.name, choice.value) },
-        `Quick play ${titleOf(g.name)}`), " ", choice, " ",
-        h("a", { href: `#leaderboard/${g.name}` }, "Leaderboard"));
+        t("Quick play {game}", { game: titleOf(g.name) })), " ", choice, " ",
+        h("a", { href: `#leaderboard/${g.name}` }, t("Leaderboard")));
     }));
-    section.replaceChildren(h("h2", { id: "quick-title" }, "Quick play"),
-      h("p", {}, "Be matched with players of your strength; the match is rated."),
+    section.replaceChildren(h("h2", { id: "quick-title" }, t("Quick play")),
+      h("p", {}, t("Be matched with players of your strength; the match is rated.")),
       h("ul", { class: "quick-list" }, rows.filter(Boolean)), message);
   }
 
@@ -102,11 +114,11 @@ export async function leaderboard(show, game, kind, titleOf) {
   const bots = kind === "bots";
   const base = `v1/games/${game}/leaderboard${bots ? "?bots=only" : "?"}`;
   const body = h("tbody", {});
-  const more = h("button", { type: "button", hidden: true }, "More");
+  const more = h("button", { type: "button", hidden: true }, t("More"));
   const note = h("p", { role: "status" });
   const row = (e) => h("tr", { class: e.player === me()?.id ? "me" : "" },
     h("td", {}, String(e.rank)),
-    h("td", {}, h("a", { href: `#player/${e.player}` }, e.name), e.bot ? " (bot)" : ""),
+    h("td", {}, h("a", { href: `#player/${e.player}` }, e.name), e.bot ? ` ${t("(bot)")}` : ""),
     h("td", {}, shownRating(e)), h("td", {}, String(e.matches)));
   async function page(after) {
     try {
@@ -114,7 +126,7 @@ export async function leaderboard(show, game, kind, titleOf) {
       body.append(...answer.entries.map(row));
       more.hidden = !answer.next;
       more.onclick = () => page(answer.next);
-      if (!body.children.length) note.textContent = "Nobody is listed yet: a player is listed after a few rated matches.";
+      if (!body.children.length) note.textContent = t("Nobody is listed yet: a player is listed after a few rated matches.");
     } catch (error) {
       note.textContent = said(error);
     }
@@ -129,13 +141,13 @@ export async function leaderboard(show, game, kind, titleOf) {
       note.textContent = said(error);
     }
   }
-  show(h("h2", {}, `${titleOf(game)}: ${bots ? "bots' leaderboard" : "leaderboard"}`),
-    h("p", {}, h("a", { href: `#leaderboard/${game}${bots ? "" : "/bots"}` }, bots ? "Everyone" : "Bots only"),
-      " · ", h("button", { type: "button", onclick: aroundMe }, "Around me"),
-      " · ", h("a", { href: "#" }, "Back to the lobby")),
-    h("table", { class: "board-table" }, h("caption", {}, "A rating with ? is provisional: too few matches to be sure."),
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Rank"), h("th", { scope: "col" }, "Player"),
-        h("th", { scope: "col" }, "Rating"), h("th", { scope: "col" }, "Rated matches"))), body),
+  show(h("h2", {}, t(bots ? "{game}: bots' leaderboard" : "{game}: leaderboard", { game: titleOf(game) })),
+    h("p", {}, h("a", { href: `#leaderboard/${game}${bots ? "" : "/bots"}` }, t(bots ? "Everyone" : "Bots only")),
+      " · ", h("button", { type: "button", onclick: aroundMe }, t("Around me")),
+      " · ", h("a", { href: "#" }, t("Back to the lobby"))),
+    h("table", { class: "board-table" }, h("caption", {}, t("A rating with ? is provisional: too few matches to be sure.")),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("Rank")), h("th", { scope: "col" }, t("Player")),
+        h("th", { scope: "col" }, t("Rating")), h("th", { scope: "col" }, t("Rated matches")))), body),
     more, note);
   await page(null);
 }
@@ -147,18 +159,20 @@ export async function playerPage(show, id, titleOf) {
   try {
     [profile, history] = await Promise.all([call("GET", `v1/players/${id}`), call("GET", `v1/players/${id}/ratings?limit=100`)]);
   } catch (error) {
-    show(h("p", { role: "alert" }, said(error)), h("a", { href: "#", class: "button" }, "Back to the lobby"));
+    show(h("p", { role: "alert" }, said(error)), h("a", { href: "#", class: "button" }, t("Back to the lobby")));
     return;
   }
   const games = Object.entries(history.ratings);
-  show(h("h2", {}, profile.name, profile.bot ? " (bot)" : ""),
-    h("p", {}, `Player since ${new Date(profile.created_at).toLocaleDateString()}.`),
-    games.length ? null : h("p", {}, "No rated match yet."),
-    ...games.map(([game, now]) => h("section", { class: "rating", "aria-label": `${titleOf(game)} rating` },
-      h("h3", {}, `${titleOf(game)}: ${now.rating}${now.provisional ? " (provisional)" : ""} after ${now.matches} rated ${now.matches === 1 ? "match" : "matches"}`),
+  show(h("h2", {}, profile.name, profile.bot ? ` ${t("(bot)")}` : ""),
+    h("p", {}, t("Player since {when}.", { when: date(profile.created_at) })),
+    games.length ? null : h("p", {}, t("No rated match yet.")),
+    ...games.map(([game, now]) => h("section", { class: "rating", "aria-label": t("{game} rating", { game: titleOf(game) }) },
+      h("h3", {}, tn(now.matches, now.provisional ? "{game}: {rating} (provisional) after {n} rated match" : "{game}: {rating} after {n} rated match",
+        now.provisional ? "{game}: {rating} (provisional) after {n} rated matches" : "{game}: {rating} after {n} rated matches",
+        { game: titleOf(game), rating: now.rating })),
       chart(history.changes.filter((c) => c.game === game)),
-      h("p", {}, h("a", { href: `#leaderboard/${game}` }, "Leaderboard")))),
-    h("a", { href: "#", class: "button" }, "Back to the lobby"));
+      h("p", {}, h("a", { href: `#leaderboard/${game}` }, t("Leaderboard"))))),
+    h("a", { href: "#", class: "button" }, t("Back to the lobby")));
 }
 
 // The rating after each change, oldest first, as a line (SVG, no library).
@@ -171,7 +185,8 @@ function chart(history) {
   const hi = Math.max(...points);
   const x = (i) => pad + (points.length === 1 ? 0 : (i * (w - 2 * pad)) / (points.length - 1));
   const y = (v) => hgt - pad - (hi === lo ? (hgt - 2 * pad) / 2 : ((v - lo) * (hgt - 2 * pad)) / (hi - lo));
-  const label = `Rating from ${points[0]} to ${points.at(-1)} over ${history.length} rated ${history.length === 1 ? "match" : "matches"} (lowest ${lo}, highest ${hi})`;
+  const label = tn(history.length, "Rating from {from} to {to} over {n} rated match (lowest {lo}, highest {hi})",
+    "Rating from {from} to {to} over {n} rated matches (lowest {lo}, highest {hi})", { from: points[0], to: points.at(-1), lo, hi });
   return h("svg", { class: "chart", viewBox: `0 0 ${w} ${hgt}`, role: "img", "aria-label": label },
     h("polyline", { points: points.map((v, i) => `${x(i)},${y(v)}`).join(" "), fill: "none", stroke: "currentColor", "stroke-width": 2 }),
     ...points.map((v, i) => h("circle", { cx: x(i), cy: y(v), r: 3 })));
@@ -181,7 +196,7 @@ function chart(history) {
 export function ratingChanges(log, name) {
   const over = log.find((e) => e.type === "match_over" && e.ratings);
   if (!over) return null;
-  return h("ul", { class: "rating-changes", "aria-label": "Rating changes" }, over.ratings.map((r) => {
+  return h("ul", { class: "rating-changes", "aria-label": t("Rating changes") }, over.ratings.map((r) => {
     const delta = r.after.rating - r.before.rating;
     return h("li", {}, `${name(r.seat)}: ${shownRating(r.before)} → ${shownRating(r.after)} (${delta >= 0 ? "+" : ""}${delta})`);
   }));

@@ -1,6 +1,7 @@
 // Dékal: each seat's 4x4 grid (face-down cards hidden from everyone), the centre,
 // and arrows around your hole where the picked centre card can be pushed in.
 import { h } from "../dom.js";
+import { and, t, tn } from "../i18n.js";
 
 export const title = "Dékal";
 const ARROW = { left: "→", right: "←", top: "↓", bottom: "↑" };
@@ -11,17 +12,17 @@ export function draw(view, { seat, legal, act, name, redraw }) {
   const values = [...new Set(takes.map((a) => a.value))];
   if (!values.includes(picked)) picked = values.length === 1 ? values[0] : null;
   const pick = (value) => () => { picked = value; redraw(); };
-  const phase = { reveal: "Everyone picks a face-down card to reveal", draft: `${name(view.current)} takes a card`, over: "Over" };
+  const phase = { reveal: t("Everyone picks a face-down card to reveal."), draft: t("{who} takes a card.", { who: name(view.current) }), over: t("Over.") };
   return h("div", {},
-    h("p", {}, `Manche ${view.manche}, turn ${view.turn} of 16: ${phase[view.phase]}.`,
-      legal.some((a) => a.type === "reveal") ? " Pick one of your face-down cards." : "",
-      takes.length ? " Pick a centre card, then an arrow." : ""),
-    h("div", { class: "area" }, h("h3", {}, "Centre"), h("div", { class: "row" },
+    h("p", {}, t("Manche {manche}, turn {turn} of 16:", { manche: view.manche, turn: view.turn }), " ", phase[view.phase],
+      legal.some((a) => a.type === "reveal") ? ` ${t("Pick one of your face-down cards.")}` : "",
+      takes.length ? ` ${t("Pick a centre card, then an arrow.")}` : ""),
+    h("div", { class: "area" }, h("h3", {}, t("Centre")), h("div", { class: "row" },
       view.centre.length ? view.centre.map((value) => values.includes(value)
         ? h("button", { class: `card legal${value === picked ? " picked" : ""}`, onclick: pick(value),
-            "aria-pressed": String(value === picked), "aria-label": `Centre card ${value}: pick it` }, String(value))
-        : h("span", { class: "card", role: "img", "aria-label": `Centre card ${value}` }, String(value)))
-        : h("span", {}, "empty"))),
+            "aria-pressed": String(value === picked), "aria-label": t("Centre card {value}: pick it", { value }) }, String(value))
+        : h("span", { class: "card", role: "img", "aria-label": t("Centre card {value}", { value }) }, String(value)))
+        : h("span", {}, t("empty")))),
     h("div", { class: "grids" }, view.players.map((player) =>
       grid(player, player.seat === seat, legal, takes, act, name, view.my_choice))));
 }
@@ -36,18 +37,19 @@ function grid(player, mine, legal, takes, act, name, choice) {
     }
   }
   return h("div", { class: "area" },
-    h("h4", {}, `${name(player.seat)}${mine ? " (you)" : ""}: total ${player.total}`, player.chosen ? " · has chosen" : ""),
-    h("div", { class: "grid", role: "group", "aria-label": `${name(player.seat)}'s grid` }, cells));
+    h("h4", {}, t(mine ? "{who} (you): total {total}" : "{who}: total {total}", { who: name(player.seat), total: player.total }),
+      player.chosen ? ` · ${t("has chosen")}` : ""),
+    h("div", { class: "grid", role: "group", "aria-label": t("{who}'s grid", { who: name(player.seat) }) }, cells));
 }
 
 function cell(card, row, col, mine, legal, act, choice) {
-  const where = `row ${row + 1}, column ${col + 1}`;
-  if (card === null) return h("span", { class: "card hole", role: "img", "aria-label": `Hole at ${where}` });
-  if (card.face_up) return h("span", { class: "card", role: "img", "aria-label": `${card.value} at ${where}` }, String(card.value));
+  const where = t("row {row}, column {col}", { row: row + 1, col: col + 1 });
+  if (card === null) return h("span", { class: "card hole", role: "img", "aria-label": t("Hole at {where}", { where }) });
+  if (card.face_up) return h("span", { class: "card", role: "img", "aria-label": t("{value} at {where}", { value: card.value, where }) }, String(card.value));
   const reveal = mine && legal.find((a) => a.type === "reveal" && a.row === row && a.col === col);
   const chosen = mine && choice && choice.row === row && choice.col === col;
-  if (reveal) return h("button", { class: "card down legal", onclick: () => act(reveal), "aria-label": `Reveal the face-down card at ${where}` }, "?");
-  return h("span", { class: `card down${chosen ? " picked" : ""}`, role: "img", "aria-label": `Face-down card at ${where}${chosen ? ", chosen" : ""}` });
+  if (reveal) return h("button", { class: "card down legal", onclick: () => act(reveal), "aria-label": t("Reveal the face-down card at {where}", { where }) }, "?");
+  return h("span", { class: `card down${chosen ? " picked" : ""}`, role: "img", "aria-label": t(chosen ? "Face-down card at {where}, chosen" : "Face-down card at {where}", { where }) });
 }
 
 // The arrow cells of the ring: where the picked card may come in along the hole's row or column.
@@ -57,29 +59,40 @@ function arrow(hole, r, c, mine, takes, act) {
     : r === -1 && c === hole.col ? "top" : r === 4 && c === hole.col ? "bottom" : null;
   const take = side && takes.find((a) => a.value === picked && a.from === side);
   if (!take) return h("span", {});
-  const line = side === "left" || side === "right" ? `row ${hole.row + 1}` : `column ${hole.col + 1}`;
-  return h("button", { class: "arrow legal", onclick: () => act(take), "aria-label": `Push the ${picked} in from the ${side} of ${line}` }, ARROW[side]);
+  const line = side === "left" || side === "right" ? t("into row {n}", { n: hole.row + 1 }) : t("into column {n}", { n: hole.col + 1 });
+  return h("button", { class: "arrow legal", onclick: () => act(take),
+    "aria-label": t("Push the {value} in {from} {line}", { value: picked, from: t(FROM[side]), line }) }, ARROW[side]);
 }
 
-// ---- A replay: the public events in words, and a seat's grid at the end ----
+// ---- The events in words (the live log and the replay), and a seat's grid at the end ----
+
+const FROM = { left: "from the left", right: "from the right", top: "from the top", bottom: "from the bottom" };
+const BY = { lowest_card: "lowest card revealed", reserve: "drawn from the reserve", random: "drawn at random" };
+const valueOf = (list, name) => and(list.map((c) => t("{value} ({who})", { value: c.value, who: name(c.seat) })));
 
 export function tell(event, name) {
   const who = name(event.seat);
   switch (event.type) {
-    case "chosen": return `${who} chose a face-down card to reveal.`;
-    case "revealed": return `Revealed: ${event.cards.map((c) => `${name(c.seat)}'s ${c.value}`).join(", ")}.`;
-    case "reserve_drawn": return `Drawn from the reserve: ${event.draws.map((d) => `${name(d.seat)} ${d.value}`).join(", ")}.`;
-    case "first_player": return `${who} plays first (${event.by.replaceAll("_", " ")}).`;
-    case "taken": return `${who} took the ${event.value} and pushed it in from the ${event.from}.`;
-    case "turn_started": return `Manche ${event.manche}, turn ${event.turn} begins.`;
-    case "manche_started": return `Manche ${event.manche} begins.`;
-    case "manche_scored": return `Manche ${event.manche} scored: ${event.scores.map((s, i) => `${name(i)} ${s}`).join(", ")}.`;
+    case "chosen": return t("{who} chooses a face-down card to reveal.", { who });
+    case "revealed": return t("Turn {turn}: the cards revealed are {cards}.", { turn: event.turn, cards: valueOf(event.cards, name) });
+    case "reserve_drawn": return t("A tie for the first player: drawn from the reserve, {cards}.", { cards: valueOf(event.draws, name) });
+    case "first_player": return t("{who} is the first player ({how}).", { who, how: t(BY[event.by] ?? "drawn at random") });
+    case "taken": {
+      const line = ["left", "right"].includes(event.from)
+        ? t("into row {n}", { n: event.hole.row + 1 }) : t("into column {n}", { n: event.hole.col + 1 });
+      return t("{who} takes the {value} and pushes it in {from} {line}.", { who, value: event.value, from: t(FROM[event.from]), line });
+    }
+    case "turn_started": return t("Turn {turn} of manche {manche} begins: {who} plays first.", { manche: event.manche, turn: event.turn, who: name(event.first_player) });
+    case "manche_started": return t("Manche {manche} begins: {who} is the first player.", { manche: event.manche, who: name(event.first_player) });
+    case "manche_scored": return t("End of manche {manche}: {scores}.", { manche: event.manche, scores: and(event.scores.map((score, s) =>
+      t("{who} {points} ({cards}, total {total})", { who: name(s), points: tn(score, "{n} point", "{n} points"),
+        cards: tn(event.cards_left[s], "{n} card left", "{n} cards left"), total: event.totals[s] }))) });
     default: return null;
   }
 }
 
 export function hand(view, seat, name) {
   const player = view.players.find((p) => p.seat === seat);
-  return player ? h("div", { role: "group", "aria-label": `${name(seat)}'s hand` },
+  return player ? h("div", { role: "group", "aria-label": t("{who}'s hand", { who: name(seat) }) },
     grid(player, false, [], [], () => {}, name, null)) : null;
 }

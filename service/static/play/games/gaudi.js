@@ -1,6 +1,7 @@
 // Gaudí: the board of hexagonal tiles (pointy-top, axial q, r), each tile's three
 // animal thirds in their colours, your hand, and the hexes where a tile may go.
 import { h, same } from "../dom.js";
+import { and, t, tn } from "../i18n.js";
 
 export const title = "Gaudí";
 const ANIMALS = ["starfish", "snail", "jellyfish"];
@@ -15,7 +16,21 @@ let pending = []; // tiles laid this turn, before "Place"
 let chosen = null; // the hand tile to lay next
 let turnKey = "";
 
-export const describeTile = (tile) => ANIMALS.map((a, i) => `${COLOUR[tile[i]]} ${a}`).join(", ");
+// Each animal with its colour, in words: "green snail", "escargot vert" (French adjectives agree).
+const ANIMAL_NAMES = { starfish: "starfish", snail: "snail", jellyfish: "jellyfish" };
+const COLOUR_NAMES = { orange: "orange", green: "green", blue: "blue" };
+const THIRD = {
+  starfish: { orange: "orange starfish", green: "green starfish", blue: "blue starfish" },
+  snail: { orange: "orange snail", green: "green snail", blue: "blue snail" },
+  jellyfish: { orange: "orange jellyfish", green: "green jellyfish", blue: "blue jellyfish" },
+};
+const A_THIRD = {
+  starfish: { orange: "an orange starfish", green: "a green starfish", blue: "a blue starfish" },
+  snail: { orange: "an orange snail", green: "a green snail", blue: "a blue snail" },
+  jellyfish: { orange: "an orange jellyfish", green: "a green jellyfish", blue: "a blue jellyfish" },
+};
+const animalName = (animal, colour) => t(A_THIRD[animal]?.[colour] ?? "an animal");
+export const describeTile = (tile) => ANIMALS.map((a, i) => t(THIRD[a][COLOUR[tile[i]]])).join(", ");
 
 export function draw(view, { seat, legal, act, name, redraw }) {
   const key = `${view.turn}:${view.board.length}`;
@@ -35,29 +50,33 @@ export function draw(view, { seat, legal, act, name, redraw }) {
   const pick = (tile) => () => { chosen = chosen === tile ? null : tile; redraw(); };
   const me = view.players.find((p) => p.seat === seat);
   return h("div", {},
-    h("p", {}, view.finished ? `Over (${view.end_reason}).` : `Turn ${view.turn}: ${name(view.active)} plays. Pile: ${view.pile_size} tiles.`,
-      !places.length ? "" : view.children ? " Pick a tile of your hand, then a dashed hex; lay as many as you like, then End turn."
-        : " Pick a tile of your hand, then a dashed hex; lay 1, 2 or 3 tiles, then Place."),
-    view.children ? h("p", {}, `The children's game: one pavement together. ${view.animals.length} animals completed, ${view.board.length - 1} tiles laid.`) : null,
+    h("p", {}, view.finished ? t("Over: {why}.", { why: t(END[view.end_reason] ?? "nobody can lay a tile any more") })
+      : t("Turn {turn}: {who} plays. Pile: {pile} tiles.", { turn: view.turn, who: name(view.active), pile: view.pile_size }),
+      !places.length ? "" : ` ${view.children ? t("Pick a tile of your hand, then a dashed hex; lay as many as you like, then End turn.")
+        : t("Pick a tile of your hand, then a dashed hex; lay 1, 2 or 3 tiles, then Place.")}`),
+    view.children ? h("p", {}, t("The children's game: one pavement together."), " ",
+      t("{animals} animals completed, {tiles} tiles laid.", { animals: view.animals.length, tiles: view.board.length - 1 })) : null,
     board(view, pending, spots, lay),
-    view.hand ? h("div", { class: "area" }, h("h3", {}, "Your hand"), h("div", { class: "row" }, inHand(view.hand).map((tile) => {
+    view.hand ? h("div", { class: "area" }, h("h3", {}, t("Your hand")), h("div", { class: "row" }, inHand(view.hand).map((tile) => {
       const usable = next.some((t) => t.tile === tile);
       return h("button", { class: `tile${usable ? " legal" : ""}${chosen === tile ? " picked" : ""}`, disabled: !usable,
-        onclick: pick(tile), "aria-pressed": String(chosen === tile), "aria-label": `Tile ${tile}: ${describeTile(tile)}` },
+        onclick: pick(tile), "aria-pressed": String(chosen === tile), "aria-label": t("Tile: {tile}", { tile: describeTile(tile) }) },
         h("svg", { viewBox: `${-W - 2} ${-R - 2} ${2 * W + 4} ${2 * R + 4}`, "aria-hidden": "true" }, hex(tile, 0, 0)));
     }))) : null,
     h("p", { class: "choices" },
-      places.length && !view.children ? h("button", { disabled: !complete, onclick: () => act(complete), "aria-label": "Place the tiles laid" },
-        `Place ${pending.length || ""} tile${pending.length === 1 ? "" : "s"}`) : null,
-      pending.length ? h("button", { onclick: () => { pending = []; redraw(); }, "aria-label": "Take the laid tiles back" }, "Start over") : null,
+      places.length && !view.children ? h("button", { disabled: !complete, onclick: () => act(complete), "aria-label": t("Place the tiles laid") },
+        pending.length ? tn(pending.length, "Place {n} tile", "Place {n} tiles") : t("Place tiles")) : null,
+      pending.length ? h("button", { onclick: () => { pending = []; redraw(); }, "aria-label": t("Take the laid tiles back") }, t("Start over")) : null,
       legal.filter((a) => a.type === "exchange").map((a) =>
-        h("button", { onclick: () => act(a), "aria-label": `Return ${a.tile} to the pile and draw` }, `Exchange ${a.tile}`)),
-      legal.filter((a) => a.type === "pass").map((a) => h("button", { onclick: () => act(a) }, "Pass")),
-      legal.filter((a) => a.type === "end_turn").map((a) => h("button", { onclick: () => act(a) }, "End turn"))),
-    h("ul", { class: "area", "aria-label": "Players" }, view.players.map((p) => h("li", {},
-      view.children ? `${name(p.seat)}: ${p.hand_size} tiles` : `${name(p.seat)}: ${p.points ?? "?"} points, ${p.markers_left} markers left, ${p.hand_size} tiles`,
-      p.objectives ? ` · objectives: ${p.objectives.animal}, ${p.objectives.colour}` : ""))),
-    me ? null : h("p", {}, "You are watching."));
+        h("button", { onclick: () => act(a), "aria-label": t("Return a tile ({tile}) to the pile and draw", { tile: describeTile(a.tile) }) },
+          t("Exchange a tile ({tile})", { tile: describeTile(a.tile) }))),
+      legal.filter((a) => a.type === "pass").map((a) => h("button", { onclick: () => act(a) }, t("Pass"))),
+      legal.filter((a) => a.type === "end_turn").map((a) => h("button", { onclick: () => act(a) }, t("End turn")))),
+    h("ul", { class: "area", "aria-label": t("Players") }, view.players.map((p) => h("li", {},
+      view.children ? t("{who}: {tiles} tiles", { who: name(p.seat), tiles: p.hand_size })
+        : t("{who}: {points} points, {markers} markers left, {tiles} tiles", { who: name(p.seat), points: p.points ?? "?", markers: p.markers_left, tiles: p.hand_size }),
+      p.objectives ? ` · ${objectives(p.objectives)}` : ""))),
+    me ? null : h("p", {}, t("You are watching.")));
 }
 
 // The hand less the tiles laid this turn.
@@ -85,51 +104,66 @@ function board(view, pending, spots, lay) {
   const [px, py] = [pad(Math.min(...xs), Math.max(...xs), 14 * W), pad(Math.min(...ys), Math.max(...ys), 9 * R)];
   const [x0, y0] = [Math.min(...xs) - R - 4 - px, Math.min(...ys) - R - 4 - py];
   const box = `${x0} ${y0} ${Math.max(...xs) + R + 4 + px - x0} ${Math.max(...ys) + R + 4 + py - y0}`;
-  return h("svg", { class: "hexes", viewBox: box, role: "group", "aria-label": "The board" },
-    view.board.map((t) => h("g", { role: "img", "aria-label": `Tile ${t.tile} at ${t.q}, ${t.r}: ${describeTile(t.tile)}` },
-      hex(t.tile, t.q, t.r))),
-    pending.map((t) => h("g", { class: "pending", role: "img", "aria-label": `Laid this turn: ${t.tile} at ${t.q}, ${t.r}` },
-      hex(t.tile, t.q, t.r))),
+  return h("svg", { class: "hexes", viewBox: box, role: "group", "aria-label": t("The board") },
+    view.board.map((p) => h("g", { role: "img", "aria-label": t("Tile at {q}, {r}: {tile}", { q: p.q, r: p.r, tile: describeTile(p.tile) }) },
+      hex(p.tile, p.q, p.r))),
+    pending.map((p) => h("g", { class: "pending", role: "img", "aria-label": t("Laid this turn at {q}, {r}: {tile}", { q: p.q, r: p.r, tile: describeTile(p.tile) }) },
+      hex(p.tile, p.q, p.r))),
     view.animals.filter((a) => a.marker !== null).map((a) => {
       const [x, y] = centre(a.q, a.r);
-      return h("g", { role: "img", "aria-label": `${a.colour} ${a.animal} completed, marked by seat ${a.marker + 1}` },
+      return h("g", { role: "img", "aria-label": t("{animal} completed, marked by seat {seat}", { animal: t(THIRD[a.animal]?.[a.colour] ?? "an animal"), seat: a.marker + 1 }) },
         h("circle", { class: "marker", cx: x + C.lr[0], cy: y + C.lr[1], r: 6 }),
         h("text", { x: x + C.lr[0], y: y + C.lr[1] }, String(a.marker + 1)));
     }),
-    spots.map((t) => {
-      const [x, y] = centre(t.q, t.r);
-      const go = lay(t);
-      return h("g", { class: "spot", tabindex: "0", role: "button", "aria-label": `Lay ${t.tile} at ${t.q}, ${t.r}`, onclick: go,
+    spots.map((p) => {
+      const [x, y] = centre(p.q, p.r);
+      const go = lay(p);
+      return h("g", { class: "spot", tabindex: "0", role: "button", "aria-label": t("Lay the tile at {q}, {r}", { q: p.q, r: p.r }), onclick: go,
         onkeydown: (e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), go()) },
         h("polygon", { points: Object.values(C).map(([dx, dy]) => `${x + dx},${y + dy}`).join(" ") }));
     }));
 }
 
-// ---- A replay: the public events in words, and a seat's hand at the end ----
+// ---- The events in words (the live log and the replay), and a seat's hand at the end ----
+
+const END = { hand_and_pile_empty: "a hand and the pile are empty", blocked: "nobody can lay a tile any more" };
 
 export function tell(event, name) {
   const who = name(event.seat);
   switch (event.type) {
-    case "tile_placed": return `${who} laid ${event.tile} (${describeTile(event.tile)}) at ${event.q}, ${event.r}.`;
-    case "animal_completed": return `${who} completed a ${event.colour} ${event.animal}${
-      event.marker === null ? "" : `, marked by ${name(event.marker)}`}.`;
-    case "refill": return `${who} drew ${event.count} tile${event.count === 1 ? "" : "s"}.`;
-    case "exchange": return `${who} returned a tile to the pile and drew another.`;
-    case "pass": return `${who} passed.`;
-    case "end_turn": return `${who} ended the turn.`;
-    case "turn": return `Turn ${event.turn}: ${who} plays.`;
+    case "tile_placed": return t("{who} lays a tile ({tile}) at {q}, {r}.", { who, tile: describeTile(event.tile), q: event.q, r: event.r });
+    case "animal_completed": return t(event.marker === null || event.marker === undefined
+      ? "{who} completes {animal}." : "{who} completes {animal}; {marker} puts a marker on it.",
+    { who, animal: animalName(event.animal, event.colour), marker: name(event.marker) });
+    case "refill": return tn(event.count, "{who} draws {n} tile.", "{who} draws {n} tiles.", { who });
+    case "drew": return t("{who} draws {tiles}.", { who, tiles: and(event.tiles.map((tile) => t("a tile ({tile})", { tile: describeTile(tile) }))) });
+    case "exchange": return t("{who} can lay no tile: returns one to the pile and draws another.", { who });
+    case "exchanged": return t("{who} returns a tile ({returned}) to the pile and draws a tile ({drew}).", {
+      who, returned: describeTile(event.returned), drew: describeTile(event.drew) });
+    case "pass": return t("{who} can neither lay nor exchange a tile, and passes.", { who });
+    case "end_turn": return t("{who} ends the turn.", { who });
+    case "turn": return t("Turn {turn}: {who} plays.", { turn: event.turn, who });
     default: return null;
   }
+}
+
+// The end of a match in words: why it ended, and the objectives, revealed.
+export function tellEnd(event, name) {
+  const why = END[event.reason] ? t("The game ends: {why}.", { why: t(END[event.reason]) }) : "";
+  const goals = (event.objectives || []).map((o, s) => t("{who}: {animal} and {colour}", {
+    who: name(s), animal: t(ANIMAL_NAMES[o.animal] ?? "an animal"), colour: t(COLOUR_NAMES[o.colour] ?? "a colour") }));
+  return [why, goals.length ? t("Objectives: {goals}.", { goals: goals.join("; ") }) : ""].filter(Boolean).join(" ");
 }
 
 export function hand(view, seat, name) {
   const player = view.players.find((p) => p.seat === seat);
   const tiles = view.hand || [];
-  return h("div", { class: "area", role: "group", "aria-label": `${name(seat)}'s hand` },
-    h("h4", {}, `${name(seat)}'s hand`, player?.objectives
-      ? ` · objectives: ${player.objectives.animal}, ${player.objectives.colour}` : ""),
+  return h("div", { class: "area", role: "group", "aria-label": t("{who}'s hand", { who: name(seat) }) },
+    h("h4", {}, t("{who}'s hand", { who: name(seat) }), player?.objectives ? ` · ${objectives(player.objectives)}` : ""),
     h("div", { class: "row" }, tiles.length ? tiles.map((tile) =>
-      h("span", { class: "tile", role: "img", "aria-label": `Tile ${tile}: ${describeTile(tile)}` },
+      h("span", { class: "tile", role: "img", "aria-label": t("Tile: {tile}", { tile: describeTile(tile) }) },
         h("svg", { viewBox: `${-W - 2} ${-R - 2} ${2 * W + 4} ${2 * R + 4}`, "aria-hidden": "true" }, hex(tile, 0, 0))))
-      : h("span", {}, "no tile left")));
+      : h("span", {}, t("no tile left"))));
 }
+
+const objectives = (o) => t("objectives: {animal} and {colour}", { animal: t(ANIMAL_NAMES[o.animal] ?? "an animal"), colour: t(COLOUR_NAMES[o.colour] ?? "a colour") });
