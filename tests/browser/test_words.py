@@ -286,7 +286,10 @@ def replay_texts(page, lang: str) -> list[str]:
     """Every step of the replay on screen, from the first, said in ``lang``."""
     switch = {"fr": "Français", "en": "English"}[lang]
     page.get_by_role("button", name=switch).click()
-    page.locator(f"html[lang={lang}] .step-text .counter").wait_for()
+    # the switch redraws the replay from its first page: the old counter (in the
+    # other language) stays on screen until the new one replaces it
+    step = re.compile(r"^Étape \d" if lang == "fr" else r"^Step \d")
+    page.locator(".step-text .counter", has_text=step).wait_for()
     page.keyboard.press("Home")
     return page.evaluate(
         """async () => {

@@ -24,6 +24,11 @@ export function seatName(seats, seat) {
 // One event in words; null for an action's echo (the events after it tell the move) and
 // for an event type that has no words yet (tests/browser/test_words.py fails on those).
 export function tell(game, event, name) {
+  const said = say(game, event, name);
+  return said && said[0].toUpperCase() + said.slice(1); // "bot glouton choisit…" starts a sentence
+}
+
+function say(game, event, name) {
   if (event.type === "action") return null;
   if (event.type === "match_over") return over(game, event, name);
   const said = GAMES[game]?.tell(event, name);
