@@ -1,6 +1,7 @@
 // Gaudí: the board of hexagonal tiles (pointy-top, axial q, r), each tile's three
 // animal thirds in their colours, your hand, and the hexes where a tile may go.
 import { h, same } from "../dom.js";
+import { t } from "../i18n.js";
 
 export const title = "Gaudí";
 const ANIMALS = ["starfish", "snail", "jellyfish"];
@@ -14,10 +15,11 @@ const THIRDS = [["top", ["ul", "top", "ur"], 0, -1], ["lr", ["ur", "lr", "bottom
 let pending = []; // tiles laid this turn, before "Place"
 let chosen = null; // the hand tile to lay next
 let turnKey = "";
+let focusNext = null; // after a pick with the keyboard: "spot" (where the tile may go) or "place"
 
 export const describeTile = (tile) => ANIMALS.map((a, i) => `${COLOUR[tile[i]]} ${a}`).join(", ");
 
-export function draw(view, { seat, legal, act, name, redraw }) {
+export function draw(view, { seat, legal, act, name, redraw, before }) {
   const key = `${view.turn}:${view.board.length}`;
   if (key !== turnKey) [pending, chosen, turnKey] = [[], null, key];
   const places = legal.filter((a) => a.type === "place");
@@ -27,19 +29,24 @@ export function draw(view, { seat, legal, act, name, redraw }) {
   const complete = fitting.find((a) => a.tiles.length === pending.length);
   const spots = chosen ? uniq(next.filter((t) => t.tile === chosen)) : [];
   // The children's game lays one tile per action: a tile laid is placed at once.
-  const lay = (spot) => () => {
+  // a click made by Enter or Space has detail 0; a hex's own keys give no event
+  const byKeys = (event) => !event || event.detail === 0;
+  const lay = (spot) => (event) => {
     chosen = null;
     if (view.children) act({ type: "place", tiles: [spot] });
-    else { pending.push(spot); redraw(); }
+    else { pending.push(spot); focusNext = byKeys(event) && "place"; redraw(); }
   };
-  const pick = (tile) => () => { chosen = chosen === tile ? null : tile; redraw(); };
+  const pick = (tile) => (event) => { chosen = chosen === tile ? null : tile; focusNext = chosen && byKeys(event) && "spot"; redraw(); };
   const me = view.players.find((p) => p.seat === seat);
+  const laidBefore = new Set((before?.board ?? view.board).map((tile) => `${tile.q},${tile.r}`));
+  const focus = focusNext;
+  focusNext = null;
   return h("div", {},
     h("p", {}, view.finished ? `Over (${view.end_reason}).` : `Turn ${view.turn}: ${name(view.active)} plays. Pile: ${view.pile_size} tiles.`,
       !places.length ? "" : view.children ? " Pick a tile of your hand, then a dashed hex; lay as many as you like, then End turn."
         : " Pick a tile of your hand, then a dashed hex; lay 1, 2 or 3 tiles, then Place."),
     view.children ? h("p", {}, `The children's game: one pavement together. ${view.animals.length} animals completed, ${view.board.length - 1} tiles laid.`) : null,
-    board(view, pending, spots, lay),
+    board(view, pending, spots, lay, laidBefore, focus === "spot"),
     view.hand ? h("div", { class: "area" }, h("h3", {}, "Your hand"), h("div", { class: "row" }, inHand(view.hand).map((tile) => {
       const usable = next.some((t) => t.tile === tile);
       return h("button", { class: `tile${usable ? " legal" : ""}${chosen === tile ? " picked" : ""}`, disabled: !usable,
@@ -47,11 +54,12 @@ export function draw(view, { seat, legal, act, name, redraw }) {
         h("svg", { viewBox: `${-W - 2} ${-R - 2} ${2 * W + 4} ${2 * R + 4}`, "aria-hidden": "true" }, hex(tile, 0, 0)));
     }))) : null,
     h("p", { class: "choices" },
-      places.length && !view.children ? h("button", { disabled: !complete, onclick: () => act(complete), "aria-label": "Place the tiles laid" },
-        `Place ${pending.length || ""} tile${pending.length === 1 ? "" : "s"}`) : null,
-      pending.length ? h("button", { onclick: () => { pending = []; redraw(); }, "aria-label": "Take the laid tiles back" }, "Start over") : null,
+      places.length && !view.children ? h("button", { disabled: !complete, onclick: () => act(complete),
+        "data-focus": focus === "place" && Boolean(complete) },
+        t("Place the tiles laid ({count})", { count: pending.length })) : null,
+      pending.length ? h("button", { onclick: () => { pending = []; redraw(); } }, "Start over") : null,
       legal.filter((a) => a.type === "exchange").map((a) =>
-        h("button", { onclick: () => act(a), "aria-label": `Return ${a.tile} to the pile and draw` }, `Exchange ${a.tile}`)),
+        h("button", { onclick: () => act(a), "aria-label": `Return ${a.tile} to the pile and draw` }, `Return ${a.tile} to the pile and draw`)),
       legal.filter((a) => a.type === "pass").map((a) => h("button", { onclick: () => act(a) }, "Pass")),
       legal.filter((a) => a.type === "end_turn").map((a) => h("button", { onclick: () => act(a) }, "End turn"))),
     h("ul", { class: "area", "aria-label": "Players" }, view.players.map((p) => h("li", {},
@@ -76,7 +84,7 @@ function hex(tile, q, r) {
   }), h("polygon", { class: "edge", points: Object.values(C).map((c) => at(c)).join(" ") }));
 }
 
-function board(view, pending, spots, lay) {
+function board(view, pending, spots, lay, laidBefore, focusSpot) {
   const all = [...view.board, ...pending, ...spots];
   const xs = all.map((t) => centre(t.q, t.r)[0]);
   const ys = all.map((t) => centre(t.q, t.r)[1]);
@@ -86,8 +94,8 @@ function board(view, pending, spots, lay) {
   const [x0, y0] = [Math.min(...xs) - R - 4 - px, Math.min(...ys) - R - 4 - py];
   const box = `${x0} ${y0} ${Math.max(...xs) + R + 4 + px - x0} ${Math.max(...ys) + R + 4 + py - y0}`;
   return h("svg", { class: "hexes", viewBox: box, role: "group", "aria-label": "The board" },
-    view.board.map((t) => h("g", { role: "img", "aria-label": `Tile ${t.tile} at ${t.q}, ${t.r}: ${describeTile(t.tile)}` },
-      hex(t.tile, t.q, t.r))),
+    view.board.map((t) => h("g", { role: "img", "aria-label": `Tile ${t.tile} at ${t.q}, ${t.r}: ${describeTile(t.tile)}`,
+      class: laidBefore.has(`${t.q},${t.r}`) ? null : "fresh" }, hex(t.tile, t.q, t.r))),
     pending.map((t) => h("g", { class: "pending", role: "img", "aria-label": `Laid this turn: ${t.tile} at ${t.q}, ${t.r}` },
       hex(t.tile, t.q, t.r))),
     view.animals.filter((a) => a.marker !== null).map((a) => {
@@ -96,10 +104,11 @@ function board(view, pending, spots, lay) {
         h("circle", { class: "marker", cx: x + C.lr[0], cy: y + C.lr[1], r: 6 }),
         h("text", { x: x + C.lr[0], y: y + C.lr[1] }, String(a.marker + 1)));
     }),
-    spots.map((t) => {
+    spots.map((t, i) => {
       const [x, y] = centre(t.q, t.r);
       const go = lay(t);
       return h("g", { class: "spot", tabindex: "0", role: "button", "aria-label": `Lay ${t.tile} at ${t.q}, ${t.r}`, onclick: go,
+        "data-focus": focusSpot && i === 0,
         onkeydown: (e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), go()) },
         h("polygon", { points: Object.values(C).map(([dx, dy]) => `${x + dx},${y + dy}`).join(" ") }));
     }));

@@ -1,20 +1,28 @@
 // Pacal: each seat's pyramid of 10 slots (rows of 1, 2, 3, 4), your hand,
 // the offer on the table; in solitaire, the drawn card and the pile.
 import { h, same } from "../dom.js";
+import { added } from "./changes.js";
+import { t } from "../i18n.js";
 
 export const title = "Pacal";
 let picked = []; // hand cards chosen for an offer
+let completed = false; // the second card was just picked with the keyboard: the focus goes to the offer
 
-export function draw(view, { seat, legal, act, name, redraw }) {
+export function draw(view, { seat, legal, act, name, redraw, before }) {
   const of = (type) => legal.filter((a) => a.type === type);
   const offers = of("offer");
   picked = picked.filter((c) => offers.some((a) => a.cards.includes(c)));
   const offer = offers.find((a) => same([...a.cards].sort((x, y) => x - y), [...picked].sort((x, y) => x - y)));
-  const toggle = (card) => () => {
+  const toggle = (card) => (event) => {
     picked = picked.includes(card) ? picked.filter((c) => c !== card) : [...picked, card].slice(-2);
+    completed = picked.length === 2 && event.detail === 0; // Enter or Space, not a pointer
     redraw();
   };
   const me = view.players.find((p) => p.seat === seat);
+  const wasMe = before?.players.find((p) => p.seat === seat);
+  const newInHand = before ? added(me?.hand, wasMe?.hand) : [];
+  const focusOffer = completed && Boolean(offer);
+  completed = false;
   const solitaire = view.mode === "solitaire";
   return h("div", {},
     h("p", {}, solitaire
@@ -29,18 +37,23 @@ export function draw(view, { seat, legal, act, name, redraw }) {
               "aria-label": `Offered ${card}${view.offer.chosen === card ? ", taken" : ""}` }, String(card));
       }))) : null,
     solitaire && view.drawn !== null ? h("div", { class: "area" }, h("h3", {}, "Drawn card"),
-      h("span", { class: "card picked", role: "img", "aria-label": `Drawn card ${view.drawn}` }, String(view.drawn))) : null,
-    h("div", { class: "grids" }, view.players.map((player) => pyramid(player, player.seat === seat, of("place"), act, name, solitaire))),
+      h("span", { class: `card picked${before && before.drawn !== view.drawn ? " fresh" : ""}`, role: "img",
+        "aria-label": `Drawn card ${view.drawn}` }, String(view.drawn))) : null,
+    h("div", { class: "grids" }, view.players.map((player) => pyramid(player, player.seat === seat, of("place"), act, name, solitaire,
+      before?.players.find((p) => p.seat === player.seat)))),
     me?.hand ? h("div", { class: "area" }, h("h3", {}, "Your hand"),
-      h("div", { class: "row" }, me.hand.map((card) => offers.some((a) => a.cards.includes(card))
-        ? h("button", { class: `card legal${picked.includes(card) ? " picked" : ""}`, onclick: toggle(card),
-            "aria-pressed": String(picked.includes(card)), "aria-label": `Hand card ${card}: pick it for the offer` }, String(card))
-        : h("span", { class: "card", role: "img", "aria-label": `Hand card ${card}` }, String(card))))) : null,
+      h("div", { class: "row" }, me.hand.map((card, i) => {
+        const fresh = newInHand[i] ? " fresh" : "";
+        return offers.some((a) => a.cards.includes(card))
+          ? h("button", { class: `card legal${picked.includes(card) ? " picked" : ""}${fresh}`, onclick: toggle(card),
+              "aria-pressed": String(picked.includes(card)), "aria-label": `Hand card ${card}: pick it for the offer` }, String(card))
+          : h("span", { class: `card${fresh}`, role: "img", "aria-label": `Hand card ${card}` }, String(card));
+      }))) : null,
     h("p", { class: "choices" },
-      offers.length ? h("button", { disabled: !offer, onclick: () => act(offer), "aria-label": "Offer the two picked cards" },
-        offer ? `Offer ${offer.cards.join(" and ")}` : "Pick two cards to offer") : null,
-      of("pass").map((a) => h("button", { onclick: () => act(a), "aria-label": "Pass: keep your last card" }, "Pass (keep the last card)")),
-      of("discard").map((a) => h("button", { onclick: () => act(a), "aria-label": "Set the drawn card aside" }, "Set it aside"))));
+      offers.length ? h("button", { disabled: !offer, onclick: () => act(offer), "data-focus": focusOffer },
+        offer ? t("Offer the two picked cards: {cards}", { cards: offer.cards.join(" and ") }) : "Pick two cards to offer") : null,
+      of("pass").map((a) => h("button", { onclick: () => act(a), "aria-label": "Pass: keep your last card" }, "Pass: keep your last card")),
+      of("discard").map((a) => h("button", { onclick: () => act(a), "aria-label": "Set the drawn card aside" }, "Set the drawn card aside"))));
 }
 
 function phaseText(view, name) {
@@ -49,7 +62,7 @@ function phaseText(view, name) {
     place: "Both place their card.", last_card: "Last card: place it or pass.", over: "Over." }[view.phase] || view.phase;
 }
 
-function pyramid(player, mine, places, act, name, solitaire) {
+function pyramid(player, mine, places, act, name, solitaire, was) {
   const rows = [[0], [1, 2], [3, 4, 5], [6, 7, 8, 9]];
   return h("div", { class: "area" },
     h("h4", {}, `${name(player.seat)}${mine ? " (you)" : ""}${solitaire ? "" : `: ${player.manches_won} manches won`}`,
@@ -62,9 +75,10 @@ function pyramid(player, mine, places, act, name, solitaire) {
         const place = mine && places.find((a) => a.slot === slot);
         const label = `Slot ${slot + 1}: ${top ?? "empty"}${values.length > 1 ? ` on ${values[0]}` : ""}`;
         const body = [top === undefined ? "·" : String(top), values.length > 1 ? h("span", { class: "under" }, `/${values[0]}`) : null];
+        const fresh = was && !same(was.pyramid[slot], values) ? " fresh" : ""; // a card placed just now
         return place
-          ? h("button", { class: "card slot legal", onclick: () => act(place), "aria-label": `Place on ${label}` }, body)
-          : h("span", { class: `card slot${top === undefined ? " hole" : ""}`, role: "img", "aria-label": label }, body);
+          ? h("button", { class: `card slot legal${fresh}`, onclick: () => act(place), "aria-label": `Place on ${label}` }, body)
+          : h("span", { class: `card slot${top === undefined ? " hole" : ""}${fresh}`, role: "img", "aria-label": label }, body);
       })))));
 }
 
