@@ -27,6 +27,18 @@ MOVING = """() => [...document.querySelectorAll("*")].filter((node) => {
 }).map((node) => node.outerHTML.slice(0, 120))"""
 
 
+# The seat's grid once its line pushed from `side` is marked: the cells' animations, and
+# how many cells are marked fresh.
+MARKED = """(side) => {
+  const mine = [...document.querySelectorAll(".grids > .area")]
+    .find((area) => area.querySelector("h4").textContent.includes("(you)"));
+  const slid = [...(mine?.querySelectorAll(`.slid.from-${side}`) ?? [])];
+  return slid.length && {
+    slid: slid.map((n) => getComputedStyle(n).animationName),
+    fresh: mine.querySelectorAll(".fresh").length };
+}"""
+
+
 def my_grid(page):
     return page.locator(".grids > .area", has_text="(you)").locator(".grid")
 
@@ -53,11 +65,9 @@ def test_dekal_shows_the_ways_in_before_a_pick_and_slides_the_pushed_line(new_pa
     page = new_page()
     create_table(page, server.base, "dekal", ["you", "greedy"], {})
     side = push_a_card(page)
-    slid = my_grid(page).locator(f".slid.from-{side}")
-    slid.first.wait_for()
-    names = slid.evaluate_all("cells => cells.map((n) => getComputedStyle(n).animationName)")
-    assert names and all("slide" in name.split(", ") for name in names), names
-    assert my_grid(page).locator(".fresh").count() == 1  # the card that came in
+    seen = page.wait_for_function(MARKED, arg=side).json_value()  # read at once: redraws
+    assert all("slide" in name.split(", ") for name in seen["slid"]), seen
+    assert seen["fresh"] == 1, seen  # the card that came in
     page.locator(".slid").first.wait_for(state="detached", timeout=5000)  # for a moment only
 
 

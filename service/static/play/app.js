@@ -426,7 +426,7 @@ function render(t) {
   tickClocks();
   main.querySelector(".log ol").scrollTop = 1e6; // the latest events in sight
   restore(t);
-  keepMarks(main, t);
+  keepMarks(main, t, () => table === t);
 }
 
 // For the games to mark what changed (.fresh, .slid) through the redraws that follow a
@@ -444,9 +444,10 @@ function lately(t, match) {
 
 // A mark (.fresh, .slid) lasts FRESH_MS from when it was first drawn: a redraw neither
 // restarts its animation (its delay runs on) nor prolongs it. `holder` keeps, by a key
-// of its element, when each was first drawn.
-function keepMarks(root, holder) {
+// of its element, when each was first drawn, while `shown()` says it is on screen.
+function keepMarks(root, holder, shown) {
   clearTimeout(holder.marking);
+  if (!shown()) return;
   const now = Date.now();
   const marks = new Map();
   for (const node of root.querySelectorAll(".fresh, .slid")) {
@@ -458,7 +459,7 @@ function keepMarks(root, holder) {
     else node.style.animationDelay = `${start - now}ms`;
   }
   holder.marks = marks;
-  if (marks.size) holder.marking = setTimeout(() => keepMarks(root, holder), 250);
+  if (marks.size) holder.marking = setTimeout(() => keepMarks(root, holder, shown), 250);
 }
 
 // Focus across redraws: the table is drawn anew at each change, so the focused control is
@@ -466,6 +467,9 @@ function keepMarks(root, holder) {
 // legal), the focus goes where the game says (data-focus), else to the first legal move,
 // else to the table itself: never lost to <body>.
 const CONTROL = "button, a[href], input, select, textarea, [tabindex='0']";
+let byKeys = false; // the last input was a key, not a pointer: a focus moved by a redraw may scroll
+addEventListener("keydown", () => { byKeys = true; }, true);
+addEventListener("pointerdown", () => { byKeys = false; }, true);
 const nameOfControl = (node) => node.getAttribute("aria-label") || node.id || node.textContent.trim();
 
 function remember(t) {
@@ -478,13 +482,13 @@ function restore(t) {
   const active = document.activeElement;
   const lost = !active || active === document.body || !active.isConnected;
   const wanted = main.querySelector("[data-focus]");
-  if (wanted) return wanted.focus();
+  if (wanted) return wanted.focus({ preventScroll: !byKeys });
   if (!lost || !t.focus) return;
   const controls = [...main.querySelectorAll(CONTROL)].filter((n) => !n.disabled);
   const again = controls.find((n) => nameOfControl(n) === t.focus)
     ?? main.querySelector(".board .legal:not([disabled])") ?? main.querySelector(".board .spot")
     ?? main.querySelector(".board");
-  again?.focus();
+  again?.focus({ preventScroll: !byKeys });
 }
 
 function outcome(t) {
@@ -626,14 +630,13 @@ async function showReplay(game, id) {
     shownStep = at;
     const board = module.draw(step.view, { seat: null, legal: [], act: () => {}, name, match: { seats }, redraw: () => {},
       before, earlier: before ? [before] : [] });
-
     stage.replaceChildren(
       h("section", { class: "board", "aria-label": "Table" }, board),
       at === last ? h("section", { class: "hands", "aria-labelledby": "hands-title" },
         h("h3", { id: "hands-title" }, "Every hand, revealed"),
         replay.hands.map((seen, s) => module.hand(seen, s, name))) : null,
       at === last ? h("section", { class: "outcome", "aria-label": "Outcome" }, results(replay.outcome, name)) : null);
-    keepMarks(stage, marking);
+    keepMarks(stage, marking, () => stage.isConnected);
     // the next page, before the user steps onto it
     if (at + PREFETCH <= last && !steps[at + PREFETCH]) load(at + PREFETCH).catch(() => {});
   }
