@@ -51,7 +51,10 @@ def own_server() -> Iterator[str]:
         LiveServer({"REDIS_URL": redis_url}) as live,
         bot_workers(live.app, budget_s=0.05),
     ):
-        yield live.base
+        try:
+            yield live.base
+        finally:  # the server's threads may see Redis go first: no traceback for that
+            logging.disable(logging.CRITICAL)
 
 
 def seat_moves(base: str, game: str, match: str, token: str, moves: int) -> None:
@@ -98,9 +101,14 @@ def shoot(base: str, out: Path) -> list[Path]:
                 if game == "gaudi":  # a tile picked: where it may go
                     page.locator("button.tile.legal").first.click()
                     page.locator("g.spot").first.wait_for()
-                elif game == "ducale":  # a card picked: what it may do
+                elif game == "ducale":  # drawn, and a card picked: what it may do
+                    draw = page.locator(".board button.card.down.legal")
+                    if draw.count():
+                        draw.click()
+                        page.locator(".board .row button.card.fresh").wait_for()
                     page.locator(".board .row button.card[aria-pressed]").last.click()
                     page.locator(".choices button").first.wait_for()
+                page.evaluate("scrollTo(0, 0)")  # a click scrolls to what it clicks
                 page.wait_for_timeout(1700)  # the marks of the last change gone
                 path = out / f"{game}-{lang}.png"
                 page.screenshot(path=str(path))
