@@ -34,6 +34,12 @@ SEATS = {
 }
 
 
+@pytest.fixture(scope="module", autouse=True)
+def axe_installed() -> None:
+    """Before any server starts: skip (or fail) at once without axe-core."""
+    require_axe()
+
+
 @pytest.fixture(scope="module", name="server")
 def server_fixture(redis_url: str, tmp_path_factory) -> Iterator[LiveServer]:
     """The app with a database (guest players, the leaderboards) and a bot
@@ -88,7 +94,6 @@ def shown_moves(page, game: str) -> None:
 
 
 def test_the_lobby_a_seat_link_the_leaderboard_and_a_players_page(new_page, server):
-    require_axe()
     players = [new_player(server, name) for name in ("Ada", "Bob")]
     match_id = rated_match(server, "pacal", players)
     assert resign(server, "pacal", match_id, players[1]["token"]).ok
@@ -118,7 +123,6 @@ def test_the_lobby_a_seat_link_the_leaderboard_and_a_players_page(new_page, serv
 
 @pytest.mark.parametrize("game", list(MOVES))
 def test_a_table_mid_match_at_its_end_and_its_replay(new_page, server, game):
-    require_axe()
     page = new_page(bypass_csp=True)
     seats, options = SEATS[game]
     create_table(page, server.base, game, seats, options)
