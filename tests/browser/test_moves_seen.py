@@ -1,13 +1,14 @@
 """/play shows moves (issue 38, point 3), in Chromium: Dékal's ways in around
 the hole before any pick and its pushed line sliding; a laid Gaudí tile, a
-drawn Ducale card and a new meld marked for a moment; the seat to act marked
-for the eyes and for screen readers; and with reduced motion nothing moves
-while a move still works."""
+drawn Ducale card and a new meld marked for a moment, at a table and in a
+replay; the seat to act marked for the eyes and for screen readers; and
+with reduced motion nothing moves while a move still works."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
 import requests
 
 # The fixtures server and new_page (on the conftest's browser) live in playkit.
@@ -18,6 +19,7 @@ from tests.browser.playkit import (  # noqa: F401
     sit_at_seat_0,
 )
 from tests.browser.test_play import create_table, joker_seed
+from tests.browser.test_replay import finished_bot_match
 
 # Every element whose animation or transition lasts longer than nothing.
 MOVING = """() => [...document.querySelectorAll("*")].filter((node) => {
@@ -136,3 +138,21 @@ def test_with_reduced_motion_nothing_moves_and_a_move_still_works(new_page, serv
     assert "solid" in marks, marks  # the card that came in: a static mark
     page.get_by_text(re.compile(r"turn 2 of 16: Everyone picks")).wait_for()  # the move counted
     assert not page.locator(".message").inner_text()
+
+
+def test_a_replay_step_marks_what_it_changed(new_page, server):
+    match_id, last = finished_bot_match(server, "gaudi")
+    page = new_page()
+    page.goto(f"{server.base}/play#replay/gaudi/{match_id}")
+    page.locator(".step-text .counter").filter(has_text="Step 0 of").wait_for()
+    fresh = page.locator(".hexes g.fresh")
+    for step in range(1, min(last, 12) + 1):
+        page.keyboard.press("ArrowRight")
+        page.locator(".step-text .counter").filter(has_text=f"Step {step} of").wait_for()
+        if fresh.count():
+            break
+    else:
+        pytest.fail("no step of the replay marked a laid tile")
+    page.keyboard.press("ArrowLeft")  # a step back: nothing new to mark
+    page.locator(".step-text .counter").filter(has_text=f"Step {step - 1} of").wait_for()
+    assert not fresh.count()
