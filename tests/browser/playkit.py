@@ -13,6 +13,7 @@ the one of each game is also written to docs/images/ for the README.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import requests
 
 from tests.support.servers import LiveServer, bot_workers
 
@@ -82,13 +84,14 @@ class Guard:
 
 @pytest.fixture(name="new_page")
 def new_page_fixture(browser, server) -> Iterator[Callable[..., object]]:
-    """new_page(width=1100, height=900): a page in a browser of its own;
+    """new_page(width=1100, height=900, **options): a page in a browser of its
+    own (options for Playwright's new_context: bypass_csp, reduced_motion...);
     new_page.tab(page): another tab of the same browser (the same storage)."""
     guard = Guard(server.base)
     contexts = []
 
-    def make(width: int = 1100, height: int = 900):
-        context = browser.new_context(viewport={"width": width, "height": height})
+    def make(width: int = 1100, height: int = 900, **options):
+        context = browser.new_context(viewport={"width": width, "height": height}, **options)
         contexts.append(context)
         page = context.new_page()
         guard.watch(page)
@@ -117,3 +120,50 @@ def screenshot(page, name: str, readme: bool = False) -> Path:
         IMAGES.mkdir(exist_ok=True)
         shutil.copy(path, IMAGES / f"{name}.png")
     return path
+
+
+def sit_at_seat_0(page, base: str, game: str, body: dict) -> tuple[str, str]:
+    """A match made through the API (``body``: players, seed...), opened in
+    ``page`` as the browser holding seat 0: its id and seat 0's token."""
+    created = requests.post(f"{base}/v1/games/{game}/matches", json=body, timeout=10)
+    assert created.status_code == 201, created.text
+    match_id, token = created.json()["id"], created.json()["seats"][0]["token"]
+    held = json.dumps({"0": token})
+    page.add_init_script(f"localStorage.setItem('ludotheque:{match_id}', '{held}')")
+    page.goto(f"{base}/play#match/{game}/{match_id}")
+    return match_id, token
+
+
+# axe-core, from the npm registry: `npm ci --prefix tests/browser/axe`.
+AXE = Path(__file__).with_name("axe") / "node_modules" / "axe-core" / "axe.min.js"
+AXE_INSTALL = "npm ci --prefix tests/browser/axe"
+
+
+def require_axe() -> Path:
+    """axe-core's script; skips without it (fails under LUDOTHEQUE_REQUIRE_AXE)."""
+    if AXE.exists():
+        return AXE
+    message = f"axe-core is not installed: run `{AXE_INSTALL}`"
+    if os.environ.get("LUDOTHEQUE_REQUIRE_AXE"):
+        pytest.fail(message + " (LUDOTHEQUE_REQUIRE_AXE is set)")
+    pytest.skip(message)
+
+
+def audit(page, screen: str) -> list[str]:
+    """axe-core's serious and critical violations on the page as it is now,
+    one line each: the screen, the rule, its help and the nodes it found.
+    The page's context needs bypass_csp=True (axe is injected inline)."""
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(require_axe()))
+    found = page.evaluate(
+        """() => axe.run(document, { resultTypes: ["violations"] }).then((r) =>
+            r.violations.filter((v) => ["serious", "critical"].includes(v.impact)).map((v) => ({
+              id: v.id, impact: v.impact, help: v.help,
+              nodes: v.nodes.map((n) => `${n.target.join(" ")} ${n.html.slice(0, 160)} :: `
+                + n.failureSummary.replace(/\\s+/g, " ")),
+            })))"""
+    )
+    return [
+        f"{screen}: {v['id']} ({v['impact']}) {v['help']}\n    " + "\n    ".join(v["nodes"][:8])
+        for v in found
+    ]

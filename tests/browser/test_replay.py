@@ -63,7 +63,7 @@ def test_a_replay_steps_forwards_and_back_with_buttons_and_keys(new_page, server
     assert page.get_by_role("button", name="Previous").get_attribute("aria-disabled") == "true"
     page.get_by_role("button", name="Next").click()
     counter(page, 1, last)
-    assert re.search(r"(random|greedy) bot chooses a face-down card", said(page)), said(page)
+    assert re.search(r"(Random|Greedy) bot chooses a face-down card", said(page)), said(page)
     page.get_by_role("button", name="Next").click()
     counter(page, 2, last)
     page.get_by_role("button", name="Previous").click()

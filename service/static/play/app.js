@@ -13,6 +13,7 @@ const PLAYERS = ["you", "random", "greedy", "mcts", "open"];
 // A replay comes a page at a time (set before route() runs below).
 const PAGE = 100; // steps per page asked for (the API serves up to 200)
 const PREFETCH = 20; // load the next page this many steps before its first
+const FRESH_MS = 1500; // how long what just changed stays marked (.fresh, play.css)
 const main = document.querySelector("main");
 const ME = "player"; // in a table's held seats: the player's seat (its token: me().token, read when used)
 let table = null; // the match on screen: { game, id, held, match, legal, log, stop }, or a replay: { stop }
@@ -430,12 +431,12 @@ const nameOf = (match, seat) => seatName(match.seats, seat);
 
 function render(t) {
   const { match, seat } = t;
-  const focused = document.activeElement?.getAttribute("aria-label");
+  remember(t);
   const module = GAMES[t.game];
   const board = match.view
     ? module.draw(match.view, {
         seat, legal: t.legal, act: (action) => act(t, action), name: (s) => nameOf(match, s), match,
-        redraw: () => render(t),
+        redraw: () => render(t), ...lately(t, match),
       })
     : h("p", {}, tr("The match starts when every seat is taken."));
   const openLinks = match.seats.filter((s) => s.open).map((s) => {
@@ -454,16 +455,16 @@ function render(t) {
   show(
     h("h2", {}, `${module.title} `, h("small", {}, `${tr("table {id}", { id: t.id.slice(0, 8) })} · ${tr(MATCH_STATUS[match.status] ?? "finished")}`)),
     h("ul", { class: "players", "aria-label": tr("Players") }, match.seats.map((s) =>
-      h("li", { class: match.to_act.includes(s.seat) ? "to-act" : "" },
+      h("li", { class: match.to_act.includes(s.seat) ? "to-act" : "", "aria-current": match.to_act.includes(s.seat) && "true" },
         held.includes(s.seat) ? tr("{who} (you)", { who: nameOf(match, s.seat) }) : nameOf(match, s.seat),
         match.to_act.includes(s.seat) ? ` · ${tr("to play")}` : "",
         match.deadlines?.[s.seat] ? h("span", { class: "clock", "data-deadline": match.deadlines[s.seat] }) : null))),
     openLinks.length ? h("ul", { class: "links" }, openLinks) : null, awaits,
     h("p", { role: "alert", class: "message" }, t.message),
     h("div", { class: "layout" },
-      h("section", { class: "board", "aria-label": tr("Table") }, board),
+      h("section", { class: "board", "aria-label": tr("Table"), tabindex: "-1" }, board),
       h("section", { class: "log", "aria-label": tr("Event log") }, h("h3", {}, tr("Events")),
-        h("ol", { "aria-live": "polite" }, t.log.filter((e) => e.type !== "action").slice(-60).map((e) =>
+        h("ol", { "aria-live": "polite", tabindex: "0", id: "events" }, t.log.filter((e) => e.type !== "action").slice(-60).map((e) =>
           h("li", {}, sentence(t.game, e, (s) => nameOf(match, s))))))),
     outcome(t),
     h("p", { class: "controls" },
@@ -480,8 +481,70 @@ function render(t) {
   );
   tickClocks();
   main.querySelector(".log ol").scrollTop = 1e6; // the latest events in sight
-  const again = focused && [...main.querySelectorAll("[aria-label]")].find((n) => n.getAttribute("aria-label") === focused);
-  again?.focus();
+  restore(t);
+  keepMarks(main, t, () => table === t);
+}
+
+// For the games to mark what changed (.fresh, .slid) through the redraws that follow a
+// change closely (the next seat's move, a pick): `before`, the view on screen FRESH_MS
+// ago (null when it is the one now), and `earlier`, every view shown since, oldest first.
+function lately(t, match) {
+  const now = Date.now();
+  const seen = t.seen ?? [];
+  if (seen.at(-1)?.version !== match.version) seen.push({ version: match.version, view: match.view, at: now });
+  const kept = seen.findLastIndex((e) => e.at <= now - FRESH_MS);
+  t.seen = seen.slice(Math.max(kept, 0));
+  const earlier = t.seen.slice(0, -1).map((e) => e.view);
+  return { before: earlier[0] ?? null, earlier };
+}
+
+// A mark (.fresh, .slid) lasts FRESH_MS from when it was first drawn: a redraw neither
+// restarts its animation (its delay runs on) nor prolongs it. `holder` keeps, by a key
+// of its element, when each was first drawn, while `shown()` says it is on screen.
+function keepMarks(root, holder, shown) {
+  clearTimeout(holder.marking);
+  if (!shown()) return;
+  const now = Date.now();
+  const marks = new Map();
+  for (const node of root.querySelectorAll(".fresh, .slid")) {
+    const key = [node.closest("[role=group]")?.getAttribute("aria-label"), node.getAttribute("aria-label"),
+      node.getAttribute("class")].join("|");
+    const start = holder.marks?.get(key) ?? now;
+    marks.set(key, start);
+    if (now - start >= FRESH_MS) node.classList.remove("fresh", "slid");
+    else node.style.animationDelay = `${start - now}ms`;
+  }
+  holder.marks = marks;
+  if (marks.size) holder.marking = setTimeout(() => keepMarks(root, holder, shown), 250);
+}
+
+// Focus across redraws: the table is drawn anew at each change, so the focused control is
+// found again by its name (its aria-label, else its text); gone (played, or no longer
+// legal), the focus goes where the game says (data-focus), else to the first legal move,
+// else to the table itself: never lost to <body>.
+const CONTROL = "button, a[href], input, select, textarea, [tabindex='0']";
+let byKeys = false; // the last input was a key, not a pointer: a focus moved by a redraw may scroll
+addEventListener("keydown", () => { byKeys = true; }, true);
+addEventListener("pointerdown", () => { byKeys = false; }, true);
+const nameOfControl = (node) => node.getAttribute("aria-label") || node.id || node.textContent.trim();
+
+function remember(t) {
+  const active = document.activeElement;
+  if (active?.matches(CONTROL) && main.contains(active)) t.focus = nameOfControl(active);
+  else if (active && active !== document.body && !main.contains(active)) t.focus = null; // elsewhere: left alone
+}
+
+function restore(t) {
+  const active = document.activeElement;
+  const lost = !active || active === document.body || !active.isConnected;
+  const wanted = main.querySelector("[data-focus]");
+  if (wanted) return wanted.focus({ preventScroll: !byKeys });
+  if (!lost || !t.focus) return;
+  const controls = [...main.querySelectorAll(CONTROL)].filter((n) => !n.disabled);
+  const again = controls.find((n) => nameOfControl(n) === t.focus)
+    ?? main.querySelector(".board .legal:not([disabled])") ?? main.querySelector(".board .spot")
+    ?? main.querySelector(".board");
+  again?.focus({ preventScroll: !byKeys });
 }
 
 function outcome(t) {
@@ -561,6 +624,8 @@ async function showReplay(game, id) {
   const name = (s) => nameOf({ seats }, s);
   let at = 0;
   let wanted = 0; // the step asked for last: a slow page never moves the replay elsewhere
+  let shownStep = null; // the step drawn last
+  const marking = {}; // the marks of what the step changed (keepMarks)
   const stage = h("div", {});
   const status = h("div", { role: "status", class: "step-text" });
   const note = h("p", { class: "hint", "aria-live": "polite" });
@@ -605,13 +670,18 @@ async function showReplay(game, id) {
     }
     status.replaceChildren(h("p", { class: "counter" }, t("Step {n} of {last}", { n: at, last })),
       h("ul", { class: "said" }, said.map((text) => h("li", {}, text))));
-    const board = module.draw(step.view, { seat: null, legal: [], act: () => {}, name, match: { seats }, redraw: () => {} });
+    // one step on: what it changed is marked for a moment, as at a live table
+    const before = shownStep === at - 1 ? steps[shownStep]?.view : null;
+    shownStep = at;
+    const board = module.draw(step.view, { seat: null, legal: [], act: () => {}, name, match: { seats }, redraw: () => {},
+      before, earlier: before ? [before] : [] });
     stage.replaceChildren(
       h("section", { class: "board", "aria-label": t("Table") }, board),
       at === last ? h("section", { class: "hands", "aria-labelledby": "hands-title" },
         h("h3", { id: "hands-title" }, t("Every hand, revealed")),
         replay.hands.map((seen, s) => module.hand(seen, s, name))) : null,
       at === last ? h("section", { class: "outcome", "aria-label": t("Outcome") }, results(replay.outcome, name)) : null);
+    keepMarks(stage, marking, () => stage.isConnected);
     // the next page, before the user steps onto it
     if (at + PREFETCH <= last && !steps[at + PREFETCH]) load(at + PREFETCH).catch(() => {});
   }

@@ -1,8 +1,9 @@
 // Ducale rummy: your hand (sortable), the melds on the table, the stock and the discard.
 // Pick cards of your hand: the page lists the legal actions that use exactly those cards
 // (melds, lay-offs, jokers and their meaning, taking the discard, discarding).
-import { h } from "../dom.js";
+import { h, same } from "../dom.js";
 import { and, t, tn } from "../i18n.js";
+import { added } from "./changes.js";
 
 export const title = "Ducale";
 const SUITS = { S: ["♠", "spades"], H: ["♥", "hearts"], D: ["♦", "diamonds"], C: ["♣", "clubs"] };
@@ -21,14 +22,15 @@ export const spoken = (card) => card === "JOKER" ? t("joker")
   : RANK_NAMES[split(card)[0]] ? t(`${RANK_NAMES[split(card)[0]]} of {suit}`, { suit: t(SUITS[split(card)[1]][1]) })
     : t("{rank} of {suit}", { rank: split(card)[0], suit: t(SUITS[split(card)[1]][1]) });
 
+// A card's face shows its rank and suit's symbol (a picture: its name is the card in words).
 function face(card, attrs = {}, as = null) {
   const red = card !== "JOKER" && "HD".includes(split(card)[1]);
   const label = as ? t("joker as {card}", { card: spoken(as) }) : spoken(card);
-  const body = as ? [h("span", { class: "joker" }, "★"), short(as)] : short(card);
+  const body = h("span", { "aria-hidden": "true" }, as ? [h("span", { class: "joker" }, "★"), short(as)] : short(card));
   const { class: extra = "", label: said = label, ...rest } = attrs;
   return attrs.onclick
     ? h("button", { ...rest, class: `card${red ? " red" : ""} ${extra}`, "aria-label": said }, body)
-    : h("span", { class: `card${red ? " red" : ""}`, role: "img", "aria-label": label }, body);
+    : h("span", { class: `card${red ? " red" : ""} ${extra}`, role: "img", "aria-label": label }, body);
 }
 
 // The hand cards an action uses, whatever its kind.
@@ -62,7 +64,7 @@ function say(action, top) {
 
 const order = (card) => card === "JOKER" ? 99 : RANKS.indexOf(split(card)[0]);
 
-export function draw(view, { legal, act, name, redraw }) {
+export function draw(view, { legal, act, name, redraw, before }) {
   const top = view.discard.at(-1);
   const hand = (view.hand || []).slice();
   if (byRank) hand.sort((a, b) => order(a) - order(b) || a.localeCompare(b));
@@ -74,6 +76,11 @@ export function draw(view, { legal, act, name, redraw }) {
   const matching = legal.filter((a) => a.type !== "draw" && String(usesCards(a, top).slice().sort()) === String(chosen));
   const toggle = (i) => () => { picked = picked.includes(i) ? picked.filter((j) => j !== i) : [...picked, i]; redraw(); };
   const drawAction = legal.find((a) => a.type === "draw");
+  // what just changed: a card drawn or taken into the hand, a new or longer meld, a discard
+  const newInHand = before ? added(hand, before.hand || []) : [];
+  const wasMeld = (meld) => before?.table.find((m) => m.id === meld.id);
+  const freshMeld = (meld) => before && !same(wasMeld(meld)?.cards, meld.cards);
+  const freshTop = before && before.discard.length !== view.discard.length && top;
   return h("div", {},
     h("p", {}, view.phase === "over" ? t("Over.")
       : t(view.phase === "draw" ? "Round {round}: {who} draws." : "Round {round}: {who} plays.", { round: view.round, who: name(view.turn) }),
@@ -81,18 +88,19 @@ export function draw(view, { legal, act, name, redraw }) {
     h("div", { class: "row area" },
       drawAction ? h("button", { class: "card down legal", onclick: () => act(drawAction), "aria-label": t("Draw from the stock ({n} cards)", { n: view.stock_size }) }, String(view.stock_size))
         : h("span", { class: "card down", role: "img", "aria-label": t("Stock: {n} cards", { n: view.stock_size }) }, String(view.stock_size)),
-      top ? face(top) : h("span", { class: "card hole", role: "img", "aria-label": t("Empty discard pile") }),
+      top ? face(top, { class: freshTop ? "fresh" : "" }) : h("span", { class: "card hole", role: "img", "aria-label": t("Empty discard pile") }),
       h("span", {}, tn(view.discard.length, "Discard pile: {n} card", "Discard pile: {n} cards"))),
     h("div", { class: "area" }, h("h3", {}, t("Table")), view.table.length ? h("div", { class: "row" }, view.table.map((meld) =>
-      h("div", { class: "meld", role: "group", "aria-label": t(meld.kind === "set" ? "Meld {n}, a set of {who}" : "Meld {n}, a run of {who}", { n: meld.id + 1, who: name(meld.owner) }),
+      h("div", { class: `meld${freshMeld(meld) ? " fresh" : ""}`, role: "group", "aria-label": t(meld.kind === "set" ? "Meld {n}, a set of {who}" : "Meld {n}, a run of {who}", { n: meld.id + 1, who: name(meld.owner) }),
         title: meldWords(meld) },
         h("small", {}, `${meld.id + 1} `), meld.cards.map((c) => face(c.card, {}, c.as || null))))) : h("p", {}, t("No meld yet."))),
     view.hand ? h("div", { class: "area" }, h("h3", {}, t("Your hand"), " ",
       h("button", { onclick: () => { byRank = !byRank; picked = []; redraw(); }, "aria-label": t(byRank ? "Sort by suit" : "Sort by rank") },
         t(byRank ? "Sort by suit" : "Sort by rank"))),
       h("div", { class: "row" }, hand.map((card, i) => face(card, { onclick: toggle(i),
-        class: picked.includes(i) ? "picked" : "", "aria-pressed": String(picked.includes(i)), label: t("{card}, card {n} of your hand", { card: spoken(card), n: i + 1 }) })))) : null,
-    h("div", { class: "choices", "aria-label": t("What you can do with the picked cards") },
+        class: `${picked.includes(i) ? "picked" : ""}${newInHand[i] ? " fresh" : ""}`, "aria-pressed": String(picked.includes(i)),
+        label: t("{card}, card {n} of your hand: {face}", { card: spoken(card), n: i + 1, face: short(card) }) })))) : null,
+    h("div", { class: "choices", role: "group", "aria-label": t("What you can do with the picked cards") },
       chosen.length && !matching.length ? h("p", {}, t("No legal move uses exactly these cards.")) : null,
       matching.map((a) => h("button", { onclick: () => act(a) }, say(a, top)))),
     h("ul", { "aria-label": t("Players") }, view.players.map((p) =>

@@ -15,6 +15,7 @@ const THIRDS = [["top", ["ul", "top", "ur"], 0, -1], ["lr", ["ur", "lr", "bottom
 let pending = []; // tiles laid this turn, before "Place"
 let chosen = null; // the hand tile to lay next
 let turnKey = "";
+let focusNext = null; // after a pick with the keyboard: "spot" (where the tile may go) or "place"
 
 // Each animal with its colour, in words: "green snail", "escargot vert" (French adjectives agree).
 const ANIMAL_NAMES = { starfish: "starfish", snail: "snail", jellyfish: "jellyfish" };
@@ -32,7 +33,7 @@ const A_THIRD = {
 const animalName = (animal, colour) => t(A_THIRD[animal]?.[colour] ?? "an animal");
 export const describeTile = (tile) => ANIMALS.map((a, i) => t(THIRD[a][COLOUR[tile[i]]])).join(", ");
 
-export function draw(view, { seat, legal, act, name, redraw }) {
+export function draw(view, { seat, legal, act, name, redraw, before }) {
   const key = `${view.turn}:${view.board.length}`;
   if (key !== turnKey) [pending, chosen, turnKey] = [[], null, key];
   const places = legal.filter((a) => a.type === "place");
@@ -42,13 +43,18 @@ export function draw(view, { seat, legal, act, name, redraw }) {
   const complete = fitting.find((a) => a.tiles.length === pending.length);
   const spots = chosen ? uniq(next.filter((t) => t.tile === chosen)) : [];
   // The children's game lays one tile per action: a tile laid is placed at once.
-  const lay = (spot) => () => {
+  // a click made by Enter or Space has detail 0; a hex's own keys give no event
+  const byKeys = (event) => !event || event.detail === 0;
+  const lay = (spot) => (event) => {
     chosen = null;
     if (view.children) act({ type: "place", tiles: [spot] });
-    else { pending.push(spot); redraw(); }
+    else { pending.push(spot); focusNext = byKeys(event) && "place"; redraw(); }
   };
-  const pick = (tile) => () => { chosen = chosen === tile ? null : tile; redraw(); };
+  const pick = (tile) => (event) => { chosen = chosen === tile ? null : tile; focusNext = chosen && byKeys(event) && "spot"; redraw(); };
   const me = view.players.find((p) => p.seat === seat);
+  const laidBefore = new Set((before?.board ?? view.board).map((tile) => `${tile.q},${tile.r}`));
+  const focus = focusNext;
+  focusNext = null;
   return h("div", {},
     h("p", {}, view.finished ? t("Over: {why}.", { why: t(END[view.end_reason] ?? "nobody can lay a tile any more") })
       : t("Turn {turn}: {who} plays. Pile: {pile} tiles.", { turn: view.turn, who: name(view.active), pile: view.pile_size }),
@@ -56,7 +62,7 @@ export function draw(view, { seat, legal, act, name, redraw }) {
         : t("Pick a tile of your hand, then a dashed hex; lay 1, 2 or 3 tiles, then Place.")}`),
     view.children ? h("p", {}, t("The children's game: one pavement together."), " ",
       t("{animals} animals completed, {tiles} tiles laid.", { animals: view.animals.length, tiles: view.board.length - 1 })) : null,
-    board(view, pending, spots, lay),
+    board(view, pending, spots, lay, laidBefore, focus === "spot"),
     view.hand ? h("div", { class: "area" }, h("h3", {}, t("Your hand")), h("div", { class: "row" }, inHand(view.hand).map((tile) => {
       const usable = next.some((t) => t.tile === tile);
       return h("button", { class: `tile${usable ? " legal" : ""}${chosen === tile ? " picked" : ""}`, disabled: !usable,
@@ -64,12 +70,13 @@ export function draw(view, { seat, legal, act, name, redraw }) {
         h("svg", { viewBox: `${-W - 2} ${-R - 2} ${2 * W + 4} ${2 * R + 4}`, "aria-hidden": "true" }, hex(tile, 0, 0)));
     }))) : null,
     h("p", { class: "choices" },
-      places.length && !view.children ? h("button", { disabled: !complete, onclick: () => act(complete), "aria-label": t("Place the tiles laid") },
-        pending.length ? tn(pending.length, "Place {n} tile", "Place {n} tiles") : t("Place tiles")) : null,
-      pending.length ? h("button", { onclick: () => { pending = []; redraw(); }, "aria-label": t("Take the laid tiles back") }, t("Start over")) : null,
+      places.length && !view.children ? h("button", { disabled: !complete, onclick: () => act(complete),
+        "data-focus": focus === "place" && Boolean(complete) },
+        t("Place the tiles laid ({count})", { count: pending.length })) : null,
+      pending.length ? h("button", { onclick: () => { pending = []; redraw(); } }, t("Start over")) : null,
       legal.filter((a) => a.type === "exchange").map((a) =>
         h("button", { onclick: () => act(a), "aria-label": t("Return a tile ({tile}) to the pile and draw", { tile: describeTile(a.tile) }) },
-          t("Exchange a tile ({tile})", { tile: describeTile(a.tile) }))),
+          t("Return a tile ({tile}) to the pile and draw", { tile: describeTile(a.tile) }))),
       legal.filter((a) => a.type === "pass").map((a) => h("button", { onclick: () => act(a) }, t("Pass"))),
       legal.filter((a) => a.type === "end_turn").map((a) => h("button", { onclick: () => act(a) }, t("End turn")))),
     h("ul", { class: "area", "aria-label": t("Players") }, view.players.map((p) => h("li", {},
@@ -95,7 +102,7 @@ function hex(tile, q, r) {
   }), h("polygon", { class: "edge", points: Object.values(C).map((c) => at(c)).join(" ") }));
 }
 
-function board(view, pending, spots, lay) {
+function board(view, pending, spots, lay, laidBefore, focusSpot) {
   const all = [...view.board, ...pending, ...spots];
   const xs = all.map((t) => centre(t.q, t.r)[0]);
   const ys = all.map((t) => centre(t.q, t.r)[1]);
@@ -105,7 +112,8 @@ function board(view, pending, spots, lay) {
   const [x0, y0] = [Math.min(...xs) - R - 4 - px, Math.min(...ys) - R - 4 - py];
   const box = `${x0} ${y0} ${Math.max(...xs) + R + 4 + px - x0} ${Math.max(...ys) + R + 4 + py - y0}`;
   return h("svg", { class: "hexes", viewBox: box, role: "group", "aria-label": t("The board") },
-    view.board.map((p) => h("g", { role: "img", "aria-label": t("Tile at {q}, {r}: {tile}", { q: p.q, r: p.r, tile: describeTile(p.tile) }) },
+    view.board.map((p) => h("g", { role: "img", "aria-label": t("Tile at {q}, {r}: {tile}", { q: p.q, r: p.r, tile: describeTile(p.tile) }),
+      class: laidBefore.has(`${p.q},${p.r}`) ? null : "fresh" },
       hex(p.tile, p.q, p.r))),
     pending.map((p) => h("g", { class: "pending", role: "img", "aria-label": t("Laid this turn at {q}, {r}: {tile}", { q: p.q, r: p.r, tile: describeTile(p.tile) }) },
       hex(p.tile, p.q, p.r))),
@@ -115,10 +123,11 @@ function board(view, pending, spots, lay) {
         h("circle", { class: "marker", cx: x + C.lr[0], cy: y + C.lr[1], r: 6 }),
         h("text", { x: x + C.lr[0], y: y + C.lr[1] }, String(a.marker + 1)));
     }),
-    spots.map((p) => {
+    spots.map((p, i) => {
       const [x, y] = centre(p.q, p.r);
       const go = lay(p);
       return h("g", { class: "spot", tabindex: "0", role: "button", "aria-label": t("Lay the tile at {q}, {r}", { q: p.q, r: p.r }), onclick: go,
+        "data-focus": focusSpot && i === 0,
         onkeydown: (e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), go()) },
         h("polygon", { points: Object.values(C).map(([dx, dy]) => `${x + dx},${y + dy}`).join(" ") }));
     }));

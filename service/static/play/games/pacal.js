@@ -2,20 +2,27 @@
 // the offer on the table; in solitaire, the drawn card and the pile.
 import { h, same } from "../dom.js";
 import { and, t, tn } from "../i18n.js";
+import { added } from "./changes.js";
 
 export const title = "Pacal";
 let picked = []; // hand cards chosen for an offer
+let completed = false; // the second card was just picked with the keyboard: the focus goes to the offer
 
-export function draw(view, { seat, legal, act, name, redraw }) {
+export function draw(view, { seat, legal, act, name, redraw, before }) {
   const of = (type) => legal.filter((a) => a.type === type);
   const offers = of("offer");
   picked = picked.filter((c) => offers.some((a) => a.cards.includes(c)));
   const offer = offers.find((a) => same([...a.cards].sort((x, y) => x - y), [...picked].sort((x, y) => x - y)));
-  const toggle = (card) => () => {
+  const toggle = (card) => (event) => {
     picked = picked.includes(card) ? picked.filter((c) => c !== card) : [...picked, card].slice(-2);
+    completed = picked.length === 2 && event.detail === 0; // Enter or Space, not a pointer
     redraw();
   };
   const me = view.players.find((p) => p.seat === seat);
+  const wasMe = before?.players.find((p) => p.seat === seat);
+  const newInHand = before ? added(me?.hand, wasMe?.hand) : [];
+  const focusOffer = completed && Boolean(offer);
+  completed = false;
   const solitaire = view.mode === "solitaire";
   return h("div", {},
     h("p", {}, solitaire
@@ -30,18 +37,24 @@ export function draw(view, { seat, legal, act, name, redraw }) {
               "aria-label": t(view.offer.chosen === card ? "Offered {card}, taken" : "Offered {card}", { card }) }, String(card));
       }))) : null,
     solitaire && view.drawn !== null ? h("div", { class: "area" }, h("h3", {}, t("Drawn card")),
-      h("span", { class: "card picked", role: "img", "aria-label": t("Drawn card {card}", { card: view.drawn }) }, String(view.drawn))) : null,
-    h("div", { class: "grids" }, view.players.map((player) => pyramid(player, player.seat === seat, of("place"), act, name, solitaire))),
+      h("span", { class: `card picked${before && before.drawn !== view.drawn ? " fresh" : ""}`, role: "img",
+        "aria-label": t("Drawn card {card}", { card: view.drawn }) }, String(view.drawn))) : null,
+    h("div", { class: "grids" }, view.players.map((player) => pyramid(player, player.seat === seat, of("place"), act, name, solitaire,
+      before?.players.find((p) => p.seat === player.seat)))),
     me?.hand ? h("div", { class: "area" }, h("h3", {}, t("Your hand")),
-      h("div", { class: "row" }, me.hand.map((card) => offers.some((a) => a.cards.includes(card))
-        ? h("button", { class: `card legal${picked.includes(card) ? " picked" : ""}`, onclick: toggle(card),
-            "aria-pressed": String(picked.includes(card)), "aria-label": t("Hand card {card}: pick it for the offer", { card }) }, String(card))
-        : h("span", { class: "card", role: "img", "aria-label": t("Hand card {card}", { card }) }, String(card))))) : null,
+      h("div", { class: "row" }, me.hand.map((card, i) => {
+        const fresh = newInHand[i] ? " fresh" : "";
+        return offers.some((a) => a.cards.includes(card))
+          ? h("button", { class: `card legal${picked.includes(card) ? " picked" : ""}${fresh}`, onclick: toggle(card),
+              "aria-pressed": String(picked.includes(card)), "aria-label": t("Hand card {card}: pick it for the offer", { card }) }, String(card))
+          : h("span", { class: `card${fresh}`, role: "img", "aria-label": t("Hand card {card}", { card }) }, String(card));
+      }))) : null,
     h("p", { class: "choices" },
-      offers.length ? h("button", { disabled: !offer, onclick: () => act(offer), "aria-label": t("Offer the two picked cards") },
-        offer ? t("Offer the {a} and the {b}", { a: offer.cards[0], b: offer.cards[1] }) : t("Pick two cards to offer")) : null,
-      of("pass").map((a) => h("button", { onclick: () => act(a), "aria-label": t("Pass: keep your last card") }, t("Pass (keep the last card)"))),
-      of("discard").map((a) => h("button", { onclick: () => act(a), "aria-label": t("Set the drawn card aside") }, t("Set it aside")))));
+      offers.length ? h("button", { disabled: !offer, onclick: () => act(offer), "data-focus": focusOffer },
+        offer ? t("Offer the two picked cards: {cards}", { cards: and(offer.cards.map(String)) }) : t("Pick two cards to offer")) : null,
+      // the label says what the text says: selectors and speech find the same words
+      of("pass").map((a) => h("button", { onclick: () => act(a), "aria-label": t("Pass: keep your last card") }, t("Pass: keep your last card"))),
+      of("discard").map((a) => h("button", { onclick: () => act(a), "aria-label": t("Set the drawn card aside") }, t("Set the drawn card aside")))));
 }
 
 function phaseText(view, name) {
@@ -51,7 +64,7 @@ function phaseText(view, name) {
   return said ? t(said, { who: active }) : "";
 }
 
-function pyramid(player, mine, places, act, name, solitaire) {
+function pyramid(player, mine, places, act, name, solitaire, was) {
   const rows = [[0], [1, 2], [3, 4, 5], [6, 7, 8, 9]];
   return h("div", { class: "area" },
     h("h4", {}, mine ? t("{who} (you)", { who: name(player.seat) }) : name(player.seat),
@@ -66,9 +79,10 @@ function pyramid(player, mine, places, act, name, solitaire) {
         const label = top === undefined ? t("Slot {slot}: empty", { slot: slot + 1 })
           : t(values.length > 1 ? "Slot {slot}: {card} on {under}" : "Slot {slot}: {card}", { slot: slot + 1, card: top, under: values[0] });
         const body = [top === undefined ? "·" : String(top), values.length > 1 ? h("span", { class: "under" }, `/${values[0]}`) : null];
+        const fresh = was && !same(was.pyramid[slot], values) ? " fresh" : ""; // a card placed just now
         return place
-          ? h("button", { class: "card slot legal", onclick: () => act(place), "aria-label": t("Place on {slot}", { slot: label }) }, body)
-          : h("span", { class: `card slot${top === undefined ? " hole" : ""}`, role: "img", "aria-label": label }, body);
+          ? h("button", { class: `card slot legal${fresh}`, onclick: () => act(place), "aria-label": t("Place on {slot}", { slot: label }) }, body)
+          : h("span", { class: `card slot${top === undefined ? " hole" : ""}${fresh}`, role: "img", "aria-label": label }, body);
       })))));
 }
 
