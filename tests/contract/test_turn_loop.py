@@ -18,7 +18,7 @@ from engines import GAMES
 from engines.ai import choose_action
 from tests.support.servers import LiveServer, bot_workers
 
-DEADLINE_S = 900  # a bound, not a measure: the match takes far less
+DEADLINE_S = 300  # a bound, not a measure: the match takes far less
 
 
 @pytest.fixture
@@ -73,7 +73,9 @@ def test_a_full_ducale_match_against_a_bot_meets_no_429(server_with_bots):
         f"{base}/v1/games/ducale/matches",
         json={
             "players": [{"name": "Ada"}, {"bot": "greedy"}],
-            "options": {"target_score": 500},
+            # a blocked table ends its round after 3 stock rebuilds (without a bound,
+            # as the rulebook has it, two greedy players can draw and discard forever)
+            "options": {"target_score": 500, "max_stock_rebuilds": 3},
             "seed": 5,
         },
         timeout=10,
