@@ -194,7 +194,10 @@ def test_dripping_bots_and_receivers_do_not_slow_other_clients(
             held = sum(farm.open)
         bots = [p99([b for b, _ in before]), p99([b for b, _ in during])]
         hooks = [p99([h for _, h in before]), p99([h for _, h in during])]
-        floor = 0.1  # below 100 ms, twice is scheduling noise on a shared machine
+        # below 150 ms, twice is scheduling noise on a shared machine (a full suite
+        # on 2 cores once had deliveries' p99 0.054 s before and 0.24 s during); the
+        # regression guarded is a stall as long as the drips (seconds), far above
+        floor = 0.15
         assert bots[1] <= 2 * max(bots[0], floor), f"bot moves' p99 before, during: {bots}"
         assert hooks[1] <= 2 * max(hooks[0], floor), f"deliveries' p99 before, during: {hooks}"
         assert all(called) and held >= BOT_DRIPPERS, "the attack was under way when measured"
