@@ -431,9 +431,9 @@ def open_stream(
     ``on_close`` runs once, with the release: before the answer's last bytes
     when the stream ends itself, so that a client reconnecting at once finds
     what the stream held free. ``delivered`` (a ticket's stream) records the
-    watches' cursors after the first write and after each write with an
-    event private to a followed seat: a used ticket resumes from there on,
-    never earlier (``service.live.tickets``)."""
+    watches' cursors as of the first write and of each write with an event
+    private to a followed seat, before that write: a used ticket resumes
+    from there on, never earlier (``service.live.tickets``)."""
     framing = Framing(watches)
     keeps_floor = delivered is not None
     shortcut = None
@@ -463,17 +463,20 @@ def open_stream(
 
     def frames() -> Iterator[str]:
         try:
-            yield "retry: 1000\n\n" + framing.events(first)
-            if first and delivered is not None:  # written: resumptions start after it
+            # the floor is kept before the write it covers: a reconnection
+            # racing the write (the client read it and came back at once,
+            # or someone else holds the URL) must find it already raised
+            if first and delivered is not None:
                 delivered([watch.cursor for watch in watches])
+            yield "retry: 1000\n\n" + framing.events(first)
             until = time.monotonic() + bounds.stream_max_s
             for found in follow(store, hub, watches, until, keepalive_s, True, shortcut):
                 if found:  # what one wake-up brings goes out in one write
-                    yield framing.events(found)
                     if delivered is not None and any(
                         private_to(encoded[1], watch.seat) for watch, encoded in found
                     ):
                         delivered([watch.cursor for watch in watches])
+                    yield framing.events(found)
                 elif out is not None and out.client_gone():
                     return  # a write to a closed stream may yet succeed once
                 else:

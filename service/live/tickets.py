@@ -19,8 +19,9 @@ A ticket follows as a seat only while the token it was made with holds it
 (issue 31): once the seat changed hands, the ticket, used or not, is
 refused, and its stream ends (``service.live.followers``). A used ticket is a bearer
 credential anyone holding its URL may present, so it never replays the
-past: it keeps a floor, the cursors its stream had written after its first
-write and after each write of an event private to a followed seat, and a
+past: it keeps a floor, the cursors its stream reaches with its first
+write and with each write of an event private to a followed seat (kept
+before the write goes out, so that no reconnection can race it), and a
 reconnection's ``Last-Event-ID`` (or ``?after=``) below it is raised to it.
 """
 

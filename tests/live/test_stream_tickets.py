@@ -91,6 +91,51 @@ def test_a_ticket_is_free_for_its_reconnection_as_soon_as_the_stream_ended(live_
     assert reconnect.status_code == 204, reconnect.text
 
 
+class SlowPull:
+    """WSGI middleware: the server asks an answer for its next chunk a
+    second after it wrote the one before (a loaded server does): whatever
+    the answer does between two writes comes that much later."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        return SlowlyPulled(self.app(environ, start_response))
+
+
+class SlowlyPulled(SlowlyClosed):
+    def __iter__(self):
+        for chunk in self.answer:
+            yield chunk
+            time.sleep(1)
+
+
+def test_a_reconnection_racing_the_first_write_gets_no_replay(live_server):
+    """A used ticket never replays (issue 31, point 9), even to a
+    reconnection that comes while the first write is still going out. Its
+    floor was kept after that write: CI's run that reconnected at once on a
+    loaded machine got the match from index 2, replayed. Here the server is
+    made slow between writes, and someone holding the URL reconnects with
+    Last-Event-ID 0 as soon as the first event arrives."""
+    server = live_server()
+    server.app.wsgi_app = SlowPull(server.app.wsgi_app)
+    api = ApiClient(server.base)
+    match_id, tokens = create_match(api, GAME, seed=8)
+    ticket = ticket_for(server, match_id, tokens[0])
+    url = server.url(ticket["stream"])
+    written = events_of(api, GAME, match_id, tokens[0])[-1]["index"]  # the first write's end
+    with requests.get(url, stream=True, timeout=30) as first:
+        next(read_events(first.iter_lines(decode_unicode=True)))
+        with requests.get(url, headers={"Last-Event-ID": "0"}, stream=True, timeout=30) as thief:
+            assert thief.status_code == 200, thief.text
+            play_out(api, GAME, match_id, tokens, 8)
+            got = sse_events(thief)
+    assert got, "the reconnection got nothing"
+    assert got[0][0] > written, (
+        f"replayed from index {got[0][0]}, the first write ended at {written}"
+    )
+
+
 def sse_events_of(live, match_id: str, token: str | None) -> list:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     url = live.url(f"/v1/games/dekal/matches/{match_id}/stream")
