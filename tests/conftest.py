@@ -7,6 +7,7 @@ and Chromium."""
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -20,6 +21,14 @@ from tests.support import databases
 from tests.support.client import ApiClient
 from tests.support.clusters import Cluster
 from tests.support.servers import LiveServer, bot_workers
+
+# Tests stop the servers they start with Ctrl-C (SIGINT), as a terminal
+# does. A shell's background job (`pytest &` without job control) starts
+# with SIGINT ignored, and the processes it starts inherit that: `serve`
+# then never heard Ctrl-C and outlived its test, playing and archiving the
+# next tests' matches. A handler, unlike "ignore", is not inherited.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
