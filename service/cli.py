@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -90,7 +91,7 @@ def serve(
         database_url = os.environ["LUDOTHEQUE_DATABASE_URL"] = default_url(data_dir)
     migrate_database(database_url)
     if settings.redis_url:
-        run_servers(bot_workers)
+        run_servers(bot_workers, settings.stop_s)
         return
     with EmbeddedRedis(
         data_dir, appendfsync=settings.appendfsync, server=settings.redis_server
@@ -102,7 +103,7 @@ def serve(
             from service.domain.signing import ensure_key_file
 
             os.environ["LUDOTHEQUE_RECORD_KEY_FILE"] = str(ensure_key_file(Path(data_dir)))
-        run_servers(bot_workers)
+        run_servers(bot_workers, settings.stop_s)
 
 
 def migrate_database(url: str) -> None:
@@ -145,11 +146,12 @@ def cores() -> int:
     return os.cpu_count() or 1
 
 
-def run_servers(bot_workers: int = 1) -> None:
+def run_servers(bot_workers: int, stop_s: float) -> None:
     """gunicorn and ``bot_workers`` bot workers, each a process of its own
     (gevent patches gunicorn before any import) in a session of its own, so
     that Ctrl-C reaches only this process, which stops them gracefully
-    (SIGTERM) and waits for them. The bot workers share one queue in Redis
+    (SIGTERM) and waits for them, ``stop_s`` at most in all before it kills
+    what is left (``LUDOTHEQUE_STOP_S``). The bot workers share one queue in Redis
     (``service.background.scheduler``)."""
     commands = [
         [sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONF)],
@@ -168,8 +170,19 @@ def run_servers(bot_workers: int = 1) -> None:
     except KeyboardInterrupt:
         code = 0
     stop()
+    # each stops gracefully within its own bound (gunicorn's graceful_timeout,
+    # a worker's STOP_S); one still running at the deadline is killed, so
+    # that Ctrl-C always ends `serve`
+    deadline = time.monotonic() + stop_s
     for child in children:
-        child.wait()
+        try:
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            logging.getLogger(__name__).warning(
+                "%s did not stop within %.0f s of SIGTERM: killed", child.args[2:], stop_s
+            )
+            child.kill()
+            child.wait()
     if code not in (0, -signal.SIGTERM):
         raise SystemExit(code)
 

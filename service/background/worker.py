@@ -35,6 +35,8 @@ from service.background.turns import ServerTurns
 from service.domain.ports import Loaded
 from service.store.outages import StoreBackoff, is_store_trouble
 
+STOP_S = 10.0  # once stopping, how long a worker waits for its other threads
+
 log = logging.getLogger(__name__)
 
 # HTTP bots' turns in flight per worker process: threads that wait on bots'
@@ -173,7 +175,10 @@ def run_worker(
             target=hooks.run, args=(stopping,), name="app-webhooks", daemon=True
         ).start()
     Worker(app.extensions["ludotheque.turns"], budget_s, stopping=stopping).run()
-    delivering.join(timeout=10)
-    matchmaking.join(timeout=10)
-    if archiving is not None:
-        archiving.join(timeout=10)
+    # the other threads finish what they hold within STOP_S in all (the
+    # threads are daemons: past it, the process ends without them, and the
+    # leases they held bring their work back to another worker)
+    deadline = time.monotonic() + STOP_S
+    for thread in (delivering, matchmaking, archiving):
+        if thread is not None:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))

@@ -476,6 +476,14 @@ class Settings:
         group=SERVER,
         shown="(gunicorn's)",
     )
+    stop_s: float = setting(
+        "LUDOTHEQUE_STOP_S",
+        20.0,
+        seconds(positive=True),
+        "once Ctrl-C or SIGTERM stops `ludotheque serve`, how long its servers have in all to "
+        "stop gracefully before it kills them (gunicorn's graceful timeout is 10 s)",
+        group=SERVER,
+    )
     keepalive_s: int = setting(
         "LUDOTHEQUE_KEEPALIVE_S",
         5,

@@ -5,9 +5,11 @@ stopping `serve`, `worker` and gunicorn: tests/test_settings.py)."""
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import time
+from pathlib import Path
 
 import requests
 
@@ -101,6 +103,33 @@ def test_serve_uses_redis_url_starts_no_server_and_runs_a_bot_worker(tmp_path, r
     }
     assert (data / "ludotheque.db").exists()
     assert not any(scratch.iterdir()), "the metrics directory outlived the server"
+
+
+def children_of(pid: int) -> list[int]:
+    return [int(n) for n in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def test_ctrl_c_ends_serve_even_when_a_server_of_it_hangs(tmp_path):
+    """A server that does not stop on SIGTERM (hung: here stopped with
+    SIGSTOP) is killed ``LUDOTHEQUE_STOP_S`` after Ctrl-C, and `serve` ends.
+    It used to wait for it for ever: in a CI run, `serve` processes that
+    outlived their tests went on playing and archiving other tests' matches."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["LUDOTHEQUE_STOP_S"] = "2"
+    server = start_serve(tmp_path / "data", free_port(), env)
+    workers = [
+        pid
+        for pid in children_of(server.pid)
+        if b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    ]
+    assert workers, "serve started no bot worker"
+    os.kill(workers[0], signal.SIGSTOP)
+    began = time.monotonic()
+    log = interrupt(server)
+    took = time.monotonic() - began
+    assert took < 2 + 8, f"serve took {took:.1f} s to end"
+    assert "did not stop within 2 s of SIGTERM: killed" in log, log
+    assert not Path(f"/proc/{workers[0]}").exists(), "the hung worker outlived serve"
 
 
 def test_openapi_command_writes_the_contract(tmp_path):
