@@ -42,7 +42,7 @@ from service.store.record_keys import RecordKeys
 
 log = logging.getLogger(__name__)
 
-LEASE_S = 30.0  # a match taken and not archived by then is taken over
+LEASE_S = 30.0  # a match taken and not archived by then is taken over (by default)
 NOT_FINISHED_S = 30.0  # a match queued but not finished (its write failed) is looked at then
 
 
@@ -77,8 +77,10 @@ class Archiver:
         finished_ttl: int,
         stopping: threading.Event | None = None,
         idle_s: float = IDLE_S,
+        lease_s: float | None = None,
     ) -> None:
         self.matches = matches
+        self.lease_s = LEASE_S if lease_s is None else lease_s
         self.queue = queue
         self.archive = archive
         self.record_keys = record_keys
@@ -100,7 +102,7 @@ class Archiver:
                 return time.time() + self.database.next_wait(error)
             self.migrated = True
         now = time.time()
-        match_id, lease = self.queue.take(now, LEASE_S)
+        match_id, lease = self.queue.take(now, self.lease_s)
         if match_id is None:
             return math.inf if lease is None else float(lease)
         assert isinstance(lease, str)

@@ -154,6 +154,7 @@ def run_worker(
             app.extensions["ludotheque.record_keys"],
             app.config["FINISHED_TTL"],
             stopping,
+            lease_s=app.config["ARCHIVE_LEASE_S"],
         )
         archiving = threading.Thread(target=archiver.run, name="archiver", daemon=True)
         archiving.start()

@@ -150,6 +150,15 @@ class Settings:
         group=MATCHES,
         config="FINISHED_TTL",
     )
+    archive_lease_s: float = setting(
+        "LUDOTHEQUE_ARCHIVE_LEASE_S",
+        30.0,
+        seconds(positive=True),
+        "a finished match taken for archiving by a worker that died is taken over after this "
+        "long (archiving one takes milliseconds)",
+        group=MATCHES,
+        config="ARCHIVE_LEASE_S",
+    )
     leaderboard_min_matches: int = setting(
         "LUDOTHEQUE_LEADERBOARD_MIN_MATCHES",
         5,

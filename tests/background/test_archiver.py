@@ -198,7 +198,9 @@ def test_a_worker_killed_mid_way_loses_none_and_archives_none_twice(
 ):
     api = ApiClient(server.base, server.http)
     log = tmp_path / "workers.log"
-    first = worker_process(own_redis, migrated_database_url, log)
+    # its leases run out in 3 s, not 30: the second worker takes over sooner
+    lease = {"LUDOTHEQUE_ARCHIVE_LEASE_S": "3"}
+    first = worker_process(own_redis, migrated_database_url, log, **lease)
     ids = [bot_match(api, "dekal") for _ in range(24)]
     # killed while it plays and archives (some archived already, some not)
     deadline = time.monotonic() + 60
@@ -207,7 +209,7 @@ def test_a_worker_killed_mid_way_loses_none_and_archives_none_twice(
     stop(first, signal.SIGKILL)
     done_before = len(archived_rows(engine, ids))
     assert done_before < len(ids), "the worker had archived everything before it was killed"
-    second = worker_process(own_redis, migrated_database_url, log)
+    second = worker_process(own_redis, migrated_database_url, log, **lease)
     try:
         wait_archived(engine, ids, timeout=120)
     finally:
