@@ -40,6 +40,15 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Redis of the test module's own, for a module whose bot workers must
+    not play the turns earlier modules left in the session's Redis (where
+    they queue ahead: a browser test once waited 20 s for its bot's move)."""
+    with EmbeddedRedis(tmp_path_factory.mktemp("redis"), persist=False) as url:
+        yield url
+
+
 @pytest.fixture(scope="session")
 def redis_client(redis_url: str) -> Iterator[redis.Redis]:
     client = redis.Redis.from_url(redis_url)

@@ -1,5 +1,6 @@
-"""The background tests' Redis: one per test module (the bot queue, the
-webhooks' and the archive's are one per Redis), emptied for each test."""
+"""The background tests' Redis: one per test module (``module_redis``: the
+bot queue, the webhooks' and the archive's are one per Redis), emptied for
+each test."""
 
 from __future__ import annotations
 
@@ -7,14 +8,6 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-
-from service.store.embedded import EmbeddedRedis
-
-
-@pytest.fixture(scope="module")
-def module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with EmbeddedRedis(tmp_path_factory.mktemp("redis"), persist=False) as url:
-        yield url
 
 
 @pytest.fixture

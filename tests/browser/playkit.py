@@ -30,8 +30,8 @@ IMAGES = Path(__file__).parents[2] / "docs" / "images"
 
 
 @pytest.fixture(scope="module", name="server")
-def server_fixture(redis_url: str) -> Iterator[LiveServer]:
-    with LiveServer({"REDIS_URL": redis_url}) as live, bot_workers(live.app, budget_s=0.05):
+def server_fixture(module_redis: str) -> Iterator[LiveServer]:
+    with LiveServer({"REDIS_URL": module_redis}) as live, bot_workers(live.app, budget_s=0.05):
         yield live
 
 

@@ -41,12 +41,12 @@ def axe_installed() -> None:
 
 
 @pytest.fixture(scope="module", name="server")
-def server_fixture(redis_url: str, tmp_path_factory) -> Iterator[LiveServer]:
+def server_fixture(module_redis: str, tmp_path_factory) -> Iterator[LiveServer]:
     """The app with a database (guest players, the leaderboards) and a bot
     worker; one rated match of Pacal puts two players on its leaderboard."""
     url = databases.sqlite_url(tmp_path_factory.mktemp("play-audit"))
     migrate(url)
-    settings = {"REDIS_URL": redis_url, "DATABASE_URL": url, "LEADERBOARD_MIN_MATCHES": 1}
+    settings = {"REDIS_URL": module_redis, "DATABASE_URL": url, "LEADERBOARD_MIN_MATCHES": 1}
     with LiveServer(settings) as live, bot_workers(live.app, budget_s=0.05):
         yield live
 

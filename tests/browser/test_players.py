@@ -24,11 +24,11 @@ MOVES = 200  # clicks at most to play one move
 
 
 @pytest.fixture(scope="module", name="server")
-def server_fixture(redis_url: str, tmp_path_factory) -> Iterator[LiveServer]:
+def server_fixture(module_redis: str, tmp_path_factory) -> Iterator[LiveServer]:
     """The app with a database (players need one), a bot worker beside it."""
     url = databases.sqlite_url(tmp_path_factory.mktemp("play-players"))
     migrate(url)
-    settings = {"REDIS_URL": redis_url, "DATABASE_URL": url}
+    settings = {"REDIS_URL": module_redis, "DATABASE_URL": url}
     with LiveServer(settings) as live, bot_workers(live.app, budget_s=0.05):
         yield live
 

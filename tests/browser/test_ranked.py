@@ -24,12 +24,12 @@ CLICKS = 2_000  # at most, for the whole match
 
 
 @pytest.fixture(scope="module", name="server")
-def server_fixture(redis_url: str, tmp_path_factory) -> Iterator[LiveServer]:
+def server_fixture(module_redis: str, tmp_path_factory) -> Iterator[LiveServer]:
     """The app with a database, a matchmaker and a bot worker beside it; one
     rated match lists a player."""
     url = databases.sqlite_url(tmp_path_factory.mktemp("play-ranked"))
     migrate(url)
-    settings = {"REDIS_URL": redis_url, "DATABASE_URL": url, "LEADERBOARD_MIN_MATCHES": 1}
+    settings = {"REDIS_URL": module_redis, "DATABASE_URL": url, "LEADERBOARD_MIN_MATCHES": 1}
     with LiveServer(settings) as live, bot_workers(live.app, budget_s=0.05), matchmaking(live):
         yield live
 
