@@ -30,9 +30,9 @@ PRESETS = {
 
 
 @pytest.fixture(scope="module")
-def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
+def server(module_redis: str, module_db_url: str) -> Iterator[LiveServer]:
     config = {
-        "REDIS_URL": redis_url,
+        "REDIS_URL": module_redis,
         "DATABASE_URL": module_db_url,
         "QUEUE_PRESETS": PRESETS,
         "QUEUE_IDLE_S": 2,

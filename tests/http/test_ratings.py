@@ -32,8 +32,8 @@ RATING_KEYS = {"rating", "mu", "sigma", "matches", "provisional"}
 
 
 @pytest.fixture(scope="module")
-def server(redis_url: str, module_db_url: str) -> Iterator[LiveServer]:
-    config = {"REDIS_URL": redis_url, "DATABASE_URL": module_db_url}
+def server(module_redis: str, module_db_url: str) -> Iterator[LiveServer]:
+    config = {"REDIS_URL": module_redis, "DATABASE_URL": module_db_url}
     with LiveServer(config | {"LEADERBOARD_MIN_MATCHES": MIN_MATCHES}) as live:
         fresh_ratings(live.app.extensions["ludotheque.matches"].store.client)
         yield live
