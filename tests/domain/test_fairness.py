@@ -31,7 +31,8 @@ from tests.support.matches import play_out
 from tests.support.problems import assert_problem
 
 GAME_NAMES = sorted(GAMES)
-OPTIONS = {"ducale": {"target_score": 1}}
+# bounded: random play can draw and discard for ever on a blocked Ducale table
+OPTIONS = {"ducale": {"target_score": 1, "max_stock_rebuilds": 3}}
 LUDOTHEQUE = str(Path(sys.executable).with_name("ludotheque"))
 FAIRNESS_DOC = Path(__file__).parents[2] / "docs" / "clients" / "fairness.md"
 
