@@ -27,6 +27,17 @@ def ticket_for(live, match_id: str, token: str | None) -> dict:
     return answer.json()
 
 
+def seat_0_ticket(server, seed: int) -> tuple[ApiClient, str, list[str], str, int]:
+    """A new match and a ticket for its seat 0: the API client, the match id,
+    its tokens, the ticket's stream URL, and the index the stream's first
+    write ends at (the log so far, as seat 0 sees it)."""
+    api = ApiClient(server.base)
+    match_id, tokens = create_match(api, GAME, seed=seed)
+    url = server.url(ticket_for(server, match_id, tokens[0])["stream"])
+    written = events_of(api, GAME, match_id, tokens[0])[-1]["index"]
+    return api, match_id, tokens, url, written
+
+
 def test_a_ticket_follows_as_its_seat_and_is_single_use(live):
     api = ApiClient(live.base)
     match_id, tokens = create_match(api, GAME, seed=5)
@@ -119,11 +130,7 @@ def test_a_reconnection_racing_the_first_write_gets_no_replay(live_server):
     Last-Event-ID 0 as soon as the first event arrives."""
     server = live_server()
     server.app.wsgi_app = SlowPull(server.app.wsgi_app)
-    api = ApiClient(server.base)
-    match_id, tokens = create_match(api, GAME, seed=8)
-    ticket = ticket_for(server, match_id, tokens[0])
-    url = server.url(ticket["stream"])
-    written = events_of(api, GAME, match_id, tokens[0])[-1]["index"]  # the first write's end
+    api, match_id, tokens, url, written = seat_0_ticket(server, seed=8)
     with requests.get(url, stream=True, timeout=30) as first:
         next(read_events(first.iter_lines(decode_unicode=True)))
         with requests.get(url, headers={"Last-Event-ID": "0"}, stream=True, timeout=30) as thief:
@@ -148,11 +155,7 @@ def test_a_reconnection_takes_the_ticket_over_from_a_connection_still_open(live)
     moved from Wi-Fi to 4G: no reset reaches the server) must not lock its
     EventSource out: its reconnection takes the ticket over. It got 409
     ticket_in_use, which makes an EventSource stop for good."""
-    api = ApiClient(live.base)
-    match_id, tokens = create_match(api, GAME, seed=7)
-    ticket = ticket_for(live, match_id, tokens[0])
-    url = live.url(ticket["stream"])
-    written = events_of(api, GAME, match_id, tokens[0])[-1]["index"]  # the first write's end
+    api, match_id, tokens, url, written = seat_0_ticket(live, seed=7)
     with requests.get(url, stream=True, timeout=30) as stale:
         cursor, _ = next(read_events(stale.iter_lines(decode_unicode=True)))
         with requests.get(
