@@ -687,6 +687,7 @@ class TokenCache:
         self.heard: dict[str, float] = {}  # tokens revoked lately: followers they opened end
         self.listening = False  # True while subscribed: only then is a kept token trusted
         self.started = False
+        self.stopping = threading.Event()
         self.lock = threading.Lock()
 
     def resolve(self, token: str) -> Credential | None:
@@ -733,14 +734,20 @@ class TokenCache:
                     target=self._listen, name="ludotheque-tokens", daemon=True
                 ).start()
 
+    def stop(self) -> None:
+        """Stop listening, within a second (the app is stopped: its Redis
+        may be gone, and a loss is no news then)."""
+        self.stopping.set()
+
     def _listen(self) -> None:
         failures = 0  # in a row: the first is a warning, the next ones are not news
-        while True:
+        while not self.stopping.is_set():
             pubsub = None
             try:
                 pubsub = self.players.client.pubsub()
                 pubsub.subscribe(REVOKED)
-                while True:  # (a blocking read would time out with the client's sockets)
+                # (a blocking read would time out with the client's sockets)
+                while not self.stopping.is_set():
                     message = pubsub.get_message(timeout=1.0)
                     if message is None:
                         continue
@@ -756,6 +763,8 @@ class TokenCache:
                             self.kept.pop(digest, None)
                         self._confirm(nonce)
             except Exception:  # a lost connection: trust nothing kept until listening again
+                if self.stopping.is_set():
+                    return
                 failures += 1
                 log.log(
                     logging.WARNING if failures == 1 else logging.DEBUG,
@@ -769,4 +778,4 @@ class TokenCache:
                 if pubsub is not None:
                     with contextlib.suppress(Exception):
                         pubsub.close()
-            time.sleep(0.5)
+            self.stopping.wait(0.5)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -13,6 +14,8 @@ import sqlalchemy as sa
 from service.domain.tokens import token_hash
 from service.store import players as tables
 from service.store.database import engine_for
+from service.store.embedded import EmbeddedRedis
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture
@@ -107,3 +110,30 @@ def test_an_app_revoked_ends_its_keys_and_its_players_tokens(players):
     assert players.resolve(token) is None
     with pytest.raises(LookupError):
         players.new_key(app_id, 1)
+
+
+def test_a_stopped_token_cache_stops_listening_and_says_nothing_more(
+    migrated_database_url: str, tmp_path, caplog
+):
+    """Its listener ran for ever: once the server was stopped and its Redis
+    gone, it retried every half second and logged the loss with a traceback.
+    In the suite, that traceback was formatted (by ast.parse, in Python
+    3.11) while the next module's app compiled its routes (ast.parse too),
+    and CPython 3.11's shared AST state failed the app's creation:
+    "SystemError: AST constructor recursion depth mismatch"."""
+    engine = engine_for(migrated_database_url)
+    with EmbeddedRedis(tmp_path, persist=False) as url:
+        client = redis.Redis.from_url(url)
+        cache = tables.TokenCache(tables.Players(engine, client, token_ttl_s=3600))
+        _player, token = cache.players.create("Ada")
+        assert cache.resolve(token) is not None
+        wait_until(lambda: cache.listening, timeout=5)
+        listener = next(t for t in threading.enumerate() if t.name == "ludotheque-tokens")
+        cache.stop()
+        listener.join(timeout=3)
+        assert not listener.is_alive()
+        client.close()
+    caplog.clear()
+    time.sleep(1)
+    assert not [r for r in caplog.records if "token revocations" in r.getMessage()]
+    engine.dispose()

@@ -77,6 +77,8 @@ class LiveServer:
         self.stopped = True
         self.server.shutdown()
         self.app.extensions["ludotheque.live"].hub.stop()
+        if (tokens := self.app.extensions["ludotheque.tokens"]) is not None:
+            tokens.stop()  # its listener would retry a Redis gone after the test for ever
         self.http.close()
         if (archive := self.app.extensions["ludotheque.archive"]) is not None:
             archive.engine.dispose()  # before its database is dropped
